@@ -1,0 +1,43 @@
+//! Numerical linear algebra for tidepool: pure numerics, no physics.
+//!
+//! - [`LinearOperator`] and [`Preconditioner`]: the small interfaces the solvers are written against.
+//! - [`pcg`]: preconditioned conjugate gradients with optional nullspace projection.
+//! - [`Stencil7`]: a symmetric seven-point matrix on a 3D index box (the shape of every
+//!   MAC-grid pressure system), applied matrix-free from its stored coefficients, with the
+//!   [`Mic0`] modified incomplete Cholesky preconditioner.
+//! - [`reduce`]: reductions (dot products, norms) whose result does not depend on the number of
+//!   threads, so simulations are bit-reproducible.
+
+pub mod pcg;
+pub mod reduce;
+pub mod stencil;
+
+pub use pcg::{pcg, PcgInfo, PcgParams};
+pub use stencil::{Mic0, Stencil7};
+
+/// A symmetric linear operator `y = A x` on vectors of length [`LinearOperator::len`].
+pub trait LinearOperator: Sync {
+    /// Number of rows (and columns).
+    fn len(&self) -> usize;
+    /// `y = A x`. `y` is fully overwritten.
+    fn apply(&self, x: &[f64], y: &mut [f64]);
+    /// Removes from `x` its component in the operator's nullspace (no-op when `A` is
+    /// nonsingular). PCG calls it on the right-hand side and on every residual so that a
+    /// singular but consistent system (a closed, fully liquid tank) converges.
+    fn project_nullspace(&self, _x: &mut [f64]) {}
+}
+
+/// `z = M^-1 r` for a symmetric positive-definite approximation `M` of an operator.
+pub trait Preconditioner: Sync {
+    /// `z = M^-1 r`. `z` is fully overwritten.
+    fn apply(&self, r: &[f64], z: &mut [f64]);
+}
+
+/// The identity preconditioner: plain conjugate gradients.
+pub struct IdentityPreconditioner;
+
+impl Preconditioner for IdentityPreconditioner {
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        z.copy_from_slice(r);
+    }
+}
