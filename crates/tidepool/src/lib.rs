@@ -1,1 +1,5 @@
-pub fn x(){}
+//! tidepool: two-way coupled fluid-solid simulation for animation.
+
+pub mod geometry;
+pub mod grid;
+pub mod math;

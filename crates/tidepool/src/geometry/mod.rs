@@ -1,0 +1,10 @@
+//! Triangle meshes, mesh files, implicit shapes and their signed distances.
+
+pub mod mesh_io;
+mod parry;
+pub mod shapes;
+pub mod trimesh;
+
+pub use parry::MeshDistance;
+pub use shapes::Shape;
+pub use trimesh::TriMesh;

@@ -1,0 +1,49 @@
+//! The one adapter to `parry3d-f64` (whose math types are glam's): signed distance to a closed
+//! triangle mesh.
+
+use super::TriMesh;
+use crate::math::{Real, Vec3};
+use parry3d_f64::math::Vector as PVec;
+use parry3d_f64::query::PointQuery;
+use parry3d_f64::shape::{TriMesh as ParryTriMesh, TriMeshFlags};
+
+fn to_parry(v: &Vec3) -> PVec {
+    PVec::new(v.x, v.y, v.z)
+}
+
+fn from_parry(v: PVec) -> Vec3 {
+    Vec3::new(v.x, v.y, v.z)
+}
+
+/// Exact signed distance to a closed, outward-oriented triangle mesh (negative inside), using a
+/// bounding-volume hierarchy and angle-weighted pseudo-normals for the inside test.
+pub struct MeshDistance {
+    mesh: ParryTriMesh,
+}
+
+impl std::fmt::Debug for MeshDistance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MeshDistance").field("triangles", &self.mesh.num_triangles()).finish()
+    }
+}
+
+impl MeshDistance {
+    /// Builds the query structure. The mesh must be closed and have at least one triangle.
+    pub fn new(mesh: &TriMesh) -> Result<Self, String> {
+        let vertices = mesh.vertices.iter().map(to_parry).collect();
+        ParryTriMesh::with_flags(vertices, mesh.triangles.clone(), TriMeshFlags::ORIENTED)
+            .map(|mesh| MeshDistance { mesh })
+            .map_err(|e| e.to_string())
+    }
+
+    /// Signed distance from `p` to the surface.
+    pub fn signed_distance(&self, p: &Vec3) -> Real {
+        let projection = self.mesh.project_local_point(to_parry(p), false);
+        let d = (from_parry(projection.point) - p).norm();
+        if projection.is_inside {
+            -d
+        } else {
+            d
+        }
+    }
+}

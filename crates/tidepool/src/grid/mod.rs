@@ -1,0 +1,211 @@
+//! MAC grid geometry, cell and face arrays, interpolation, advection, extrapolation, level sets
+//! and marching cubes: the pieces every grid-based fluid model shares.
+
+pub mod advection;
+pub mod array;
+pub mod extrapolate;
+pub mod fraction;
+pub mod level_set;
+pub mod marching_cubes;
+
+pub use array::Array3;
+
+use crate::math::{Real, Vec3};
+
+/// A uniform grid of `dims` cubic cells of edge `dx`, starting at `origin`.
+///
+/// Cell `(i, j, k)` has its centre at `origin + (i + 1/2, j + 1/2, k + 1/2) dx`; the x-face
+/// `(i, j, k)` sits at `origin + (i, j + 1/2, k + 1/2) dx` (and likewise for y and z faces);
+/// node `(i, j, k)` is the cell corner at `origin + (i, j, k) dx`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grid {
+    /// Cells along x, y, z.
+    pub dims: [usize; 3],
+    /// Cell edge length (m).
+    pub dx: Real,
+    /// The domain's minimum corner (m).
+    pub origin: Vec3,
+}
+
+/// Where the samples of a grid array live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// Cell centres.
+    Cell,
+    /// Centres of the faces normal to the given axis (0 = x, 1 = y, 2 = z).
+    Face(usize),
+    /// Cell corners.
+    Node,
+}
+
+impl Location {
+    /// Position of sample `(0, 0, 0)` relative to the grid origin, in cells.
+    pub fn offset(self) -> [Real; 3] {
+        match self {
+            Location::Cell => [0.5; 3],
+            Location::Face(a) => {
+                let mut o = [0.5; 3];
+                o[a] = 0.0;
+                o
+            }
+            Location::Node => [0.0; 3],
+        }
+    }
+}
+
+impl Grid {
+    /// Number of cells.
+    pub fn cell_count(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// The domain's maximum corner.
+    pub fn max_corner(&self) -> Vec3 {
+        self.origin + Vec3::new(self.dims[0] as Real, self.dims[1] as Real, self.dims[2] as Real) * self.dx
+    }
+
+    /// Array dimensions of samples at `loc`.
+    pub fn dims_at(&self, loc: Location) -> [usize; 3] {
+        match loc {
+            Location::Cell => self.dims,
+            Location::Face(a) => {
+                let mut d = self.dims;
+                d[a] += 1;
+                d
+            }
+            Location::Node => self.dims.map(|n| n + 1),
+        }
+    }
+
+    /// World position of sample `(i, j, k)` at `loc`.
+    pub fn position(&self, loc: Location, i: usize, j: usize, k: usize) -> Vec3 {
+        let o = loc.offset();
+        self.origin + Vec3::new(i as Real + o[0], j as Real + o[1], k as Real + o[2]) * self.dx
+    }
+
+    /// A zero array at `loc`.
+    pub fn zeros(&self, loc: Location) -> Array3<Real> {
+        Array3::filled(self.dims_at(loc), 0.0)
+    }
+
+    /// An array at `loc` with `f(position)` in every sample, evaluated in parallel.
+    pub fn sample_fn<F>(&self, loc: Location, f: F) -> Array3<Real>
+    where
+        F: Fn(Vec3) -> Real + Sync,
+    {
+        let mut a = self.zeros(loc);
+        a.par_fill_with(|i, j, k| f(self.position(loc, i, j, k)));
+        a
+    }
+
+    /// Trilinear interpolation of `a` (samples at `loc`) at world position `x`; positions outside
+    /// the sample box are clamped to it (constant extension).
+    pub fn interpolate(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> Real {
+        let (base, w) = self.stencil(a.dims(), loc, x);
+        let mut s = 0.0;
+        for (n, weight) in corner_weights(&w) {
+            s += weight * a.get(base[0] + n[0], base[1] + n[1], base[2] + n[2]);
+        }
+        s
+    }
+
+    /// Like [`Grid::interpolate`], also returning the minimum and maximum of the eight samples
+    /// that were blended (the bounds used to clamp MacCormack advection).
+    pub fn interpolate_with_bounds(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> (Real, Real, Real) {
+        let (base, w) = self.stencil(a.dims(), loc, x);
+        let (mut s, mut lo, mut hi) = (0.0, Real::INFINITY, Real::NEG_INFINITY);
+        for (n, weight) in corner_weights(&w) {
+            let v = a.get(base[0] + n[0], base[1] + n[1], base[2] + n[2]);
+            s += weight * v;
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        (s, lo, hi)
+    }
+
+    /// Lower sample index and fractional weights of the trilinear stencil around `x`.
+    fn stencil(&self, dims: [usize; 3], loc: Location, x: &Vec3) -> ([usize; 3], [Real; 3]) {
+        let o = loc.offset();
+        let mut base = [0usize; 3];
+        let mut w = [0.0; 3];
+        for a in 0..3 {
+            let n = dims[a];
+            let g = ((x[a] - self.origin[a]) / self.dx - o[a]).clamp(0.0, (n - 1) as Real);
+            let b = (g.floor() as usize).min(n.saturating_sub(2));
+            base[a] = b;
+            w[a] = if n > 1 { g - b as Real } else { 0.0 };
+        }
+        (base, w)
+    }
+
+    /// The cell containing `x`, clamped into the grid.
+    pub fn cell_of(&self, x: &Vec3) -> [usize; 3] {
+        let mut c = [0; 3];
+        for a in 0..3 {
+            let g = ((x[a] - self.origin[a]) / self.dx).floor();
+            c[a] = (g.max(0.0) as usize).min(self.dims[a] - 1);
+        }
+        c
+    }
+
+    /// Whether `x` lies inside the domain box.
+    pub fn contains(&self, x: &Vec3) -> bool {
+        let hi = self.max_corner();
+        (0..3).all(|a| x[a] >= self.origin[a] && x[a] <= hi[a])
+    }
+
+    /// Clamps `x` into the domain box.
+    pub fn clamp(&self, x: &Vec3) -> Vec3 {
+        let hi = self.max_corner();
+        Vec3::new(
+            x.x.clamp(self.origin.x, hi.x),
+            x.y.clamp(self.origin.y, hi.y),
+            x.z.clamp(self.origin.z, hi.z),
+        )
+    }
+}
+
+/// The eight corner offsets of a trilinear stencil with their weights.
+fn corner_weights(w: &[Real; 3]) -> impl Iterator<Item = ([usize; 3], Real)> + '_ {
+    (0..8).map(move |c| {
+        let n = [c & 1, (c >> 1) & 1, (c >> 2) & 1];
+        let mut weight = 1.0;
+        for a in 0..3 {
+            weight *= if n[a] == 1 { w[a] } else { 1.0 - w[a] };
+        }
+        (n, weight)
+    })
+}
+
+/// A velocity field on a MAC grid: component `a` lives on the faces normal to axis `a`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MacVelocity {
+    /// `[u, v, w]`.
+    pub faces: [Array3<Real>; 3],
+}
+
+impl MacVelocity {
+    /// A zero velocity field on `grid`.
+    pub fn zeros(grid: &Grid) -> Self {
+        MacVelocity { faces: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))) }
+    }
+
+    /// The velocity at world position `x` (each component interpolated from its faces).
+    pub fn at(&self, grid: &Grid, x: &Vec3) -> Vec3 {
+        Vec3::new(
+            grid.interpolate(&self.faces[0], Location::Face(0), x),
+            grid.interpolate(&self.faces[1], Location::Face(1), x),
+            grid.interpolate(&self.faces[2], Location::Face(2), x),
+        )
+    }
+
+    /// The velocity at the centre of cell `(i, j, k)`: the average of its two faces per axis.
+    pub fn at_cell(&self, i: usize, j: usize, k: usize) -> Vec3 {
+        let [u, v, w] = &self.faces;
+        Vec3::new(
+            0.5 * (u.get(i, j, k) + u.get(i + 1, j, k)),
+            0.5 * (v.get(i, j, k) + v.get(i, j + 1, k)),
+            0.5 * (w.get(i, j, k) + w.get(i, j, k + 1)),
+        )
+    }
+}
