@@ -1,1 +1,260 @@
-fn main(){}
+//! The `tidepool` command: parses arguments and calls the library.
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tidepool::driver::{Driver, RunOutcome};
+use tidepool::output::{self, checkpoint, RunInfo};
+use tidepool::scene::{self, LoadedScene};
+use tidepool::world::World;
+use tidepool::Error;
+
+/// Exit status: the run completed.
+const EXIT_OK: u8 = 0;
+/// Exit status: an output or checkpoint file could not be written or read.
+const EXIT_FAILURE: u8 = 1;
+/// Exit status: invalid scene, mesh or command line.
+const EXIT_INVALID_INPUT: u8 = 2;
+/// Exit status: the simulation became numerically unstable.
+const EXIT_UNSTABLE: u8 = 3;
+/// Exit status: stopped by Ctrl-C after writing the frame in progress.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Two-way coupled fluid-solid simulation for animation.
+#[derive(Parser, Debug)]
+#[command(name = "tidepool", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate a scene and write its frames (no SCENE: the built-in default scene).
+    Run(RunArgs),
+    /// Validate a scene and print its size, memory and time-step estimates.
+    Check {
+        /// Scene file (TOML).
+        scene: PathBuf,
+    },
+    /// Run fixed benchmark workloads and print JSON.
+    Bench {
+        /// Cases to run (default: all). Known: poisson-128, dam-break-128.
+        #[arg(long = "case")]
+        cases: Vec<String>,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+}
+
+#[derive(clap::Args, Debug, Default)]
+struct RunArgs {
+    /// Scene file (TOML); the built-in default scene when omitted.
+    scene: Option<PathBuf>,
+    /// Output directory (default: the scene's `output.directory`, else `out/<scene name>`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Simulate this many frames instead of the scene's `simulation.frames`.
+    #[arg(long)]
+    frames: Option<u32>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress bar or summary.
+    #[arg(long)]
+    quiet: bool,
+    /// Continue from the newest checkpoint in the output directory.
+    #[arg(long)]
+    resume: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => run(RunArgs::default()),
+        Some(Command::Run(args)) => run(args),
+        Some(Command::Check { scene }) => check(&scene),
+        Some(Command::Bench { cases, threads }) => bench(&cases, threads),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            let code = match err.downcast_ref::<Error>() {
+                Some(Error::Scene(_)) => EXIT_INVALID_INPUT,
+                Some(Error::BlowUp { .. }) => EXIT_UNSTABLE,
+                _ if err.downcast_ref::<UsageError>().is_some() => EXIT_INVALID_INPUT,
+                _ => EXIT_FAILURE,
+            };
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// A command-line value that cannot be used.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn set_threads(threads: Option<usize>) -> anyhow::Result<usize> {
+    if let Some(n) = threads {
+        if n == 0 {
+            return Err(UsageError("--threads must be at least 1".into()).into());
+        }
+        rayon::ThreadPoolBuilder::new().num_threads(n).build_global().context("cannot start the thread pool")?;
+    }
+    Ok(rayon::current_num_threads())
+}
+
+fn load(path: Option<&Path>) -> Result<LoadedScene, Error> {
+    Ok(match path {
+        Some(p) => scene::load(p)?,
+        None => scene::load_default()?,
+    })
+}
+
+fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let threads = set_threads(args.threads)?;
+    let mut loaded = load(args.scene.as_deref())?;
+    if let Some(frames) = args.frames {
+        if frames == 0 {
+            return Err(UsageError("--frames must be at least 1".into()).into());
+        }
+        loaded.scene.simulation.frames = frames;
+    }
+    let dir = args
+        .out
+        .clone()
+        .or_else(|| loaded.scene.output.directory.as_ref().map(PathBuf::from))
+        .unwrap_or_else(|| Path::new("out").join(&loaded.name));
+    let last_frame = loaded.scene.simulation.frames;
+    let mut world = World::build(&loaded);
+    let resumed = if args.resume { Some(checkpoint::resume(&dir, &mut world, &loaded.scene)?) } else { None };
+    let info = RunInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        threads,
+        start_time: output::utc_now_rfc3339(),
+        scene: loaded.path.as_ref().map(|p| p.display().to_string()),
+        resumed_after_frame: resumed,
+    };
+    output::prepare(&dir, &loaded, &info)?;
+    let sinks = output::sinks(&loaded, &dir, resumed)?;
+    if !args.quiet {
+        let what = loaded.path.as_ref().map_or("the built-in default scene".to_string(), |p| p.display().to_string());
+        let [nx, ny, nz] = world.grid.dims;
+        eprintln!("tidepool: simulating {what} ({nx} x {ny} x {nz} cells, {threads} threads)");
+        eprintln!("tidepool: writing frames to {}", dir.display());
+        if let Some(f) = resumed {
+            eprintln!("tidepool: resuming after frame {f}");
+        }
+    }
+    let mut driver = Driver::new(world, sinks);
+    if resumed.is_none() {
+        driver.write_current_frame()?;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        // Without a handler (e.g. one is already installed) Ctrl-C simply ends the process.
+        let _ = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                std::process::exit(EXIT_INTERRUPTED as i32);
+            }
+        });
+    }
+    let first = driver.world.clock.frame;
+    let bar = ProgressBar::with_draw_target(Some((last_frame - first.min(last_frame)) as u64), if args.quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    });
+    bar.set_style(
+        ProgressStyle::with_template("frame {msg} [{bar:28.cyan/blue}] {pos}/{len} | {elapsed_precise} elapsed, ETA {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let outcome = driver.run(last_frame, &stop, &mut |p| {
+        bar.set_position((p.frame - 1 - first) as u64);
+        bar.set_message(format!("{}/{}, substep {}, t = {:.3} s, dt = {:.2} ms", p.frame, p.last_frame, p.substeps, p.time, p.dt * 1e3));
+        if stop.load(Ordering::SeqCst) {
+            bar.set_message(format!("{}/{} (finishing this frame, then stopping)", p.frame, p.last_frame));
+        }
+    });
+    bar.finish_and_clear();
+    match outcome? {
+        RunOutcome::Completed => {
+            if !args.quiet {
+                eprintln!("tidepool: wrote frames 0..={last_frame} to {}", dir.display());
+            }
+            Ok(EXIT_OK)
+        }
+        RunOutcome::Interrupted { frame } => {
+            eprintln!(
+                "tidepool: interrupted; frames up to {frame} are in {}. Continue with `--resume`.",
+                dir.display()
+            );
+            Ok(EXIT_INTERRUPTED)
+        }
+    }
+}
+
+fn check(path: &Path) -> anyhow::Result<u8> {
+    let loaded = scene::load(path)?;
+    let grid = loaded.grid;
+    let world = World::build(&loaded);
+    let sim = &loaded.scene.simulation;
+    let dt = world.liquid.cfl_dt(&grid, sim.cfl, &world.settings.gravity, &world.sources);
+    // Estimate with the speed of a fall through the domain height (the initial state is at rest).
+    let height = grid.dims[1] as f64 * grid.dx;
+    let fall_speed = (2.0 * world.settings.gravity.norm() * height).sqrt();
+    let dt_moving = sim.cfl * grid.dx / (fall_speed + (grid.dx * world.settings.gravity.norm()).sqrt()).max(1e-12);
+    let estimate = tidepool::fluids::eulerian::estimate_memory_bytes(&grid, loaded.scene.liquid.particles_per_cell as usize);
+    let [nx, ny, nz] = grid.dims;
+    let hi = grid.max_corner();
+    println!("scene      {}: valid", path.display());
+    println!("grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
+    println!("domain     [{:.3}, {:.3}, {:.3}] to [{:.3}, {:.3}, {:.3}] m", grid.origin.x, grid.origin.y, grid.origin.z, hi.x, hi.y, hi.z);
+    println!("liquid     {:.4} m^3 initially, {} marker particles", world.liquid.measures(&grid, &world.solids).volume, world.liquid.particles.len());
+    println!("memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
+    println!(
+        "time step  {} at rest; about {:.2} ms once liquid falls the domain height ({} frames of {:.2} ms)",
+        if dt.is_finite() { format!("{:.2} ms", dt * 1e3) } else { "unbounded".into() },
+        dt_moving * 1e3,
+        sim.frames,
+        1e3 / sim.fps
+    );
+    Ok(EXIT_OK)
+}
+
+fn bench(cases: &[String], threads: Option<usize>) -> anyhow::Result<u8> {
+    let threads = set_threads(threads)?;
+    let names: Vec<String> = if cases.is_empty() { tidepool::bench::CASES.iter().map(|s| s.to_string()).collect() } else { cases.to_vec() };
+    let mut results = Vec::new();
+    for name in &names {
+        let result = tidepool::bench::run_case(name).ok_or_else(|| {
+            UsageError(format!("unknown benchmark case `{name}`; known: {}", tidepool::bench::CASES.join(", ")))
+        })?;
+        results.push(result);
+    }
+    let report = serde_json::json!({
+        "tidepool_version": env!("CARGO_PKG_VERSION"),
+        "threads": threads,
+        "machine": tidepool::bench::machine(),
+        "cases": results,
+    });
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(EXIT_OK)
+}

@@ -10,3 +10,33 @@ pub type Vec3 = nalgebra::Vector3<Real>;
 pub fn vec3(a: [Real; 3]) -> Vec3 {
     Vec3::new(a[0], a[1], a[2])
 }
+
+/// A small, fast, splittable pseudo-random generator (SplitMix64). Streams are derived from a
+/// key (seed, step, cell) so that parallel code draws the same numbers for any thread count.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A stream for the given key.
+    pub fn keyed(key: &[u64]) -> Self {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for &k in key {
+            state = SplitMix64(state ^ k).next_u64();
+        }
+        SplitMix64(state)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn next_unit(&mut self) -> Real {
+        (self.next_u64() >> 11) as Real / (1u64 << 53) as Real
+    }
+}

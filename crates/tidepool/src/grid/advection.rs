@@ -15,6 +15,7 @@ pub enum AdvectionScheme {
     /// the error added back, and the result clamped to the values it interpolated from
     /// (falling back to semi-Lagrangian where clamping is needed) (Selle et al. 2008).
     #[default]
+    #[serde(rename = "maccormack")]
     MacCormack,
 }
 

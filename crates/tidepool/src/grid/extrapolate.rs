@@ -56,3 +56,4 @@ mod tests {
         assert_eq!(values.get(5, 0, 0), 0.0);
     }
 }
+

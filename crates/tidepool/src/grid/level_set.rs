@@ -4,120 +4,179 @@
 
 use super::array::NEIGHBOURS;
 use super::fraction::cube_fraction_inside;
-use super::{Array3, Grid};
+use super::{Array3, Grid, Location, MacVelocity};
+use crate::math::Vec3;
 use crate::math::Real;
 use tidepool_linalg::reduce::sum_by;
 
-/// Rebuilds `phi` as a signed distance function without moving its zero level set, capping
-/// `|phi|` at `max_distance`.
+/// Rebuilds `phi` as a signed distance function, capping `|phi|` at `max_distance`, while
+/// keeping its zero level set (that of the trilinear interpolant every other part of the code
+/// uses) in place.
 ///
-/// Cells with a neighbour across the interface get `|phi| / |grad phi|`, the gradient taken
-/// across the zero crossing on axes that have one and by central differences on the others (exact
-/// for a plane, whatever its orientation); the rest solve the eikonal equation `|grad phi| = 1` by
-/// fast sweeping (Zhao 2005) with those cells held fixed.
-pub fn reinitialize(phi: &mut Array3<Real>, dx: Real, max_distance: Real) {
-    let dims = phi.dims();
-    let sign = phi.par_map(|_, _, _, v| v < 0.0);
-    // Unsigned distance; `fixed` marks the interface cells.
-    let mut dist = phi.par_map(|i, j, k, v| {
-        let mut slope_sq = 0.0;
-        let mut interface = false;
-        for a in 0..3 {
-            let neighbour = |dir: isize| {
-                let mut off = [0isize; 3];
-                off[a] = dir;
-                phi.get_offset(i, j, k, off)
-            };
-            let (lo, hi) = (neighbour(-1), neighbour(1));
-            let crossing_slope = [lo, hi]
-                .iter()
-                .flatten()
-                .filter(|&&n| (n < 0.0) != (v < 0.0))
-                .map(|&n| (v - n).abs() / dx)
-                .fold(None, |m: Option<Real>, s| Some(m.map_or(s, |m| m.max(s))));
-            let slope = match (crossing_slope, lo, hi) {
-                (Some(s), _, _) => {
-                    interface = true;
-                    s
-                }
-                (None, Some(l), Some(h)) => (h - l).abs() / (2.0 * dx),
-                (None, Some(n), None) | (None, None, Some(n)) => (v - n).abs() / dx,
-                (None, None, None) => 0.0,
-            };
-            slope_sq += slope * slope;
+/// 1. Cells with a neighbour of opposite sign among their 26 neighbours ("interface cells", the
+///    cells whose values shape the interpolated surface) find their closest point on the zero
+///    set by Newton projection `x <- x - phi(x) grad phi(x) / |grad phi(x)|^2` (after Chopp 2001)
+///    and take its distance.
+/// 2. Trilinear interpolation of exact distances is biased on curved surfaces (it shrinks a
+///    sphere by about `dx^2 / 8R`, which repeated every substep adds up), so the interface cells'
+///    values are then corrected until the new interpolant vanishes again at the closest points.
+/// 3. The other cells take the distance to the nearest of their neighbours' closest points,
+///    swept in the eight diagonal orders (fast sweeping, Zhao 2005, carrying closest points
+///    rather than solving a first-order eikonal update), each refined by sliding it on the
+///    surface.
+pub fn reinitialize(grid: &Grid, phi: &mut Array3<Real>, max_distance: Real) {
+    let input = &*phi;
+    let mut state: Array3<Closest> = input.par_map(|i, j, k, v| {
+        let near = (0..27).any(|n| {
+            let off = [(n % 3) as isize - 1, ((n / 3) % 3) as isize - 1, (n / 9) as isize - 1];
+            input.get_offset(i, j, k, off).is_some_and(|w| (w < 0.0) != (v < 0.0))
+        });
+        if !near {
+            return Closest { distance: max_distance, point: None, fixed: false };
         }
-        if !interface {
-            return (max_distance, false);
-        }
-        ((v.abs() / slope_sq.sqrt()).min(dx).min(max_distance), true)
+        let start = grid.position(Location::Cell, i, j, k);
+        let point = project_to_zero(grid, input, start).map(|p| slide_to_closest(grid, input, start, p, 3));
+        let distance = point.map_or(v.abs(), |p| (p - start).norm());
+        Closest { distance: distance.min(max_distance), point, fixed: true }
     });
-    fast_sweep(&mut dist, dx, max_distance);
-    phi.par_fill_with(|i, j, k| {
-        let d = dist.get(i, j, k).0;
-        if sign.get(i, j, k) {
+    remove_interpolation_bias(grid, input, &mut state);
+    sweep_closest_points(grid, &mut state, max_distance);
+    refine_closest_points(grid, input, &mut state);
+    *phi = phi.par_map(|i, j, k, v| {
+        let d = state.get(i, j, k).distance;
+        if v < 0.0 {
             -d
         } else {
             d
         }
     });
-    debug_assert_eq!(phi.dims(), dims);
 }
 
-/// Gauss-Seidel sweeps in the eight diagonal orderings, solving the upwind (Godunov)
-/// discretisation of `|grad d| = 1` at every non-fixed cell.
-fn fast_sweep(dist: &mut Array3<(Real, bool)>, dx: Real, max_distance: Real) {
-    let [nx, ny, nz] = dist.dims();
-    let rounds = 2;
-    for _ in 0..rounds {
+/// Distance state of one cell during reinitialisation.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Closest {
+    distance: Real,
+    point: Option<Vec3>,
+    fixed: bool,
+}
+
+/// Newton projection of `start` onto the zero set of the trilinear interpolant of `phi`;
+/// `None` if it does not converge within a few cells.
+fn project_to_zero(grid: &Grid, phi: &Array3<Real>, start: Vec3) -> Option<Vec3> {
+    let dx = grid.dx;
+    let mut x = start;
+    for _ in 0..12 {
+        let v = grid.interpolate(phi, Location::Cell, &x);
+        if v.abs() < 1e-6 * dx {
+            return Some(x);
+        }
+        let g = grid.gradient(phi, Location::Cell, &x);
+        let g2 = g.norm_squared();
+        if g2 < 1e-20 {
+            return None;
+        }
+        let mut step = -v * g / g2;
+        let len = step.norm();
+        if len > 0.5 * dx {
+            step *= 0.5 * dx / len;
+        }
+        x += step;
+        if (x - start).norm() > 5.0 * dx {
+            return None;
+        }
+    }
+    (grid.interpolate(phi, Location::Cell, &x).abs() < 1e-3 * dx).then_some(x)
+}
+
+/// Improves a point `p` on the zero set towards the closest point to `x`: `p` moves to the
+/// projection on the zero set of the foot of the perpendicular from `x` on the tangent plane at
+/// `p`, as long as that brings it closer.
+fn slide_to_closest(grid: &Grid, phi: &Array3<Real>, x: Vec3, mut p: Vec3, iterations: usize) -> Vec3 {
+    for _ in 0..iterations {
+        let Some(n) = grid.gradient(phi, Location::Cell, &p).try_normalize(1e-12) else { break };
+        let foot = x - (x - p).dot(&n) * n;
+        match project_to_zero(grid, phi, foot) {
+            Some(q) if (x - q).norm() < (x - p).norm() => p = q,
+            _ => break,
+        }
+    }
+    p
+}
+
+/// Corrects the interface cells' distances so that the trilinear interpolant of the new signed
+/// values vanishes at their closest points (which lie on the old zero set): a few Jacobi sweeps
+/// of `d_c -= s_c psi(p_c)` (the interpolation weights at `p_c` sum to one, so neighbouring
+/// cells with similar residuals cancel them together), never changing a sign.
+fn remove_interpolation_bias(grid: &Grid, input: &Array3<Real>, state: &mut Array3<Closest>) {
+    let signed = |state: &Array3<Closest>, c: usize| {
+        let d = state.as_slice()[c].distance;
+        if input.as_slice()[c] < 0.0 {
+            -d
+        } else {
+            d
+        }
+    };
+    for _ in 0..4 {
+        let values = Array3::from_vec(input.dims(), (0..input.as_slice().len()).map(|c| signed(state, c)).collect());
+        *state = state.par_map(|i, j, k, s| {
+            let (Some(p), true) = (s.point, s.fixed) else { return s };
+            let residual = grid.interpolate(&values, Location::Cell, &p);
+            let sign = if input.get(i, j, k) < 0.0 { -1.0 } else { 1.0 };
+            let distance = (s.distance - sign * residual).max(1e-3 * grid.dx);
+            Closest { distance, ..s }
+        });
+    }
+}
+
+/// The swept closest points are the nearest of the interface cells' closest points, a sampling
+/// of the surface about one per cell; each is refined by sliding it on the surface.
+fn refine_closest_points(grid: &Grid, phi: &Array3<Real>, state: &mut Array3<Closest>) {
+    *state = state.par_map(|i, j, k, s| {
+        let Some(p) = s.point.filter(|_| !s.fixed) else { return s };
+        let x = grid.position(Location::Cell, i, j, k);
+        let q = slide_to_closest(grid, phi, x, p, 1);
+        Closest { distance: s.distance.min((x - q).norm()), point: Some(q), fixed: false }
+    });
+}
+
+/// Gauss-Seidel sweeps in the eight diagonal orderings: every non-fixed cell takes the distance
+/// to the closest of its axis neighbours' closest points.
+fn sweep_closest_points(grid: &Grid, state: &mut Array3<Closest>, max_distance: Real) {
+    let [nx, ny, nz] = state.dims();
+    let order = |n: usize, flip: bool| -> Box<dyn Iterator<Item = usize>> {
+        if flip {
+            Box::new((0..n).rev())
+        } else {
+            Box::new(0..n)
+        }
+    };
+    for _round in 0..2 {
         for sweep in 0..8 {
-            let order = |n: usize, flip: bool| -> Box<dyn Iterator<Item = usize>> {
-                if flip {
-                    Box::new((0..n).rev())
-                } else {
-                    Box::new(0..n)
-                }
-            };
             for k in order(nz, sweep & 4 != 0) {
                 for j in order(ny, sweep & 2 != 0) {
                     for i in order(nx, sweep & 1 != 0) {
-                        let (d, fixed) = dist.get(i, j, k);
-                        if fixed {
+                        let here = state.get(i, j, k);
+                        if here.fixed {
                             continue;
                         }
-                        let mut m = [0.0; 3];
-                        for (a, pair) in NEIGHBOURS.chunks(2).enumerate() {
-                            m[a] = pair
-                                .iter()
-                                .filter_map(|&off| dist.get_offset(i, j, k, off))
-                                .map(|(v, _)| v)
-                                .fold(Real::INFINITY, Real::min);
+                        let x = grid.position(Location::Cell, i, j, k);
+                        let mut best = here;
+                        for off in NEIGHBOURS {
+                            if let Some(Closest { point: Some(p), .. }) = state.get_offset(i, j, k, off) {
+                                let d = (x - p).norm();
+                                if d < best.distance {
+                                    best = Closest { distance: d.min(max_distance), point: Some(p), fixed: false };
+                                }
+                            }
                         }
-                        let updated = eikonal_update(m, dx).min(max_distance);
-                        if updated < d {
-                            dist.set(i, j, k, (updated, false));
+                        if best != here {
+                            state.set(i, j, k, best);
                         }
                     }
                 }
             }
         }
     }
-}
-
-/// Solution of the Godunov upwind update for `|grad d| = 1` from the smallest neighbour value
-/// along each axis.
-fn eikonal_update(mut m: [Real; 3], h: Real) -> Real {
-    m.sort_by(|a, b| a.total_cmp(b));
-    let [a, b, c] = m;
-    let d = a + h;
-    if d <= b {
-        return d;
-    }
-    let d = 0.5 * (a + b + (2.0 * h * h - (a - b) * (a - b)).max(0.0).sqrt());
-    if d <= c {
-        return d;
-    }
-    let s = a + b + c;
-    (s + (s * s - 3.0 * (a * a + b * b + c * c - h * h)).max(0.0).sqrt()) / 3.0
 }
 
 /// Volume where `phi < 0`, optionally only counting the part outside a solid given by its
@@ -153,7 +212,6 @@ pub fn volume_inside(grid: &Grid, phi: &Array3<Real>, solid: Option<&Array3<Real
 mod tests {
     use super::*;
     use crate::grid::Location;
-    use crate::math::Vec3;
     use std::f64::consts::PI;
 
     #[test]
@@ -165,7 +223,7 @@ mod tests {
         let exact = grid.sample_fn(Location::Cell, |x| (x - c).norm() - r);
         // A distorted level set with the same zero set: (d)(1 + d^2 * 20) * 3.
         let mut phi = exact.par_map(|_, _, _, d| 3.0 * d * (1.0 + 20.0 * d * d));
-        reinitialize(&mut phi, grid.dx, 5.0 * grid.dx);
+        reinitialize(&grid, &mut phi, 5.0 * grid.dx);
         let mut worst: Real = 0.0;
         let mut by_band = [0.0f64; 5];
         for (p, e) in phi.as_slice().iter().zip(exact.as_slice()) {
@@ -204,4 +262,92 @@ mod tests {
         let slab = grid.sample_fn(Location::Cell, |x| x.y - 0.1);
         assert!((volume_inside(&grid, &pool, Some(&slab)) - 0.2).abs() < 1e-12);
     }
+}
+
+/// Fifth-order WENO approximation of a one-sided derivative from five consecutive differences
+/// `v1..v5` ordered along the upwind direction (Jiang & Peng 2000; Osher & Fedkiw sec. 3.4).
+fn weno5(v1: Real, v2: Real, v3: Real, v4: Real, v5: Real) -> Real {
+    let p1 = v1 / 3.0 - 7.0 * v2 / 6.0 + 11.0 * v3 / 6.0;
+    let p2 = -v2 / 6.0 + 5.0 * v3 / 6.0 + v4 / 3.0;
+    let p3 = v3 / 3.0 + 5.0 * v4 / 6.0 - v5 / 6.0;
+    let s1 = 13.0 / 12.0 * (v1 - 2.0 * v2 + v3).powi(2) + 0.25 * (v1 - 4.0 * v2 + 3.0 * v3).powi(2);
+    let s2 = 13.0 / 12.0 * (v2 - 2.0 * v3 + v4).powi(2) + 0.25 * (v2 - v4).powi(2);
+    let s3 = 13.0 / 12.0 * (v3 - 2.0 * v4 + v5).powi(2) + 0.25 * (3.0 * v3 - 4.0 * v4 + v5).powi(2);
+    let eps = 1e-6 * [v1, v2, v3, v4, v5].iter().map(|v| v * v).fold(0.0, Real::max) + 1e-99;
+    let a1 = 0.1 / (s1 + eps).powi(2);
+    let a2 = 0.6 / (s2 + eps).powi(2);
+    let a3 = 0.3 / (s3 + eps).powi(2);
+    (a1 * p1 + a2 * p2 + a3 * p3) / (a1 + a2 + a3)
+}
+
+/// `-(u . grad phi)` at cell `c` with upwinded HJ-WENO5 derivatives (constant extension beyond
+/// the domain).
+fn weno_rate(phi: &Array3<Real>, c: usize, velocity: &Vec3, dx: Real) -> Real {
+    let dims = phi.dims();
+    let idx = phi.coords(c);
+    let mut rate = 0.0;
+    for a in 0..3 {
+        let u = velocity[a];
+        if u == 0.0 {
+            continue;
+        }
+        let at = |o: isize| {
+            let mut p = idx;
+            p[a] = (idx[a] as isize + o).clamp(0, dims[a] as isize - 1) as usize;
+            phi.get(p[0], p[1], p[2])
+        };
+        // Differences D(o) = (phi[o] - phi[o - 1]) / dx for o = -2..=3.
+        let d: [Real; 6] = std::array::from_fn(|n| (at(n as isize - 2) - at(n as isize - 3)) / dx);
+        let derivative = if u > 0.0 {
+            weno5(d[0], d[1], d[2], d[3], d[4])
+        } else {
+            weno5(d[5], d[4], d[3], d[2], d[1])
+        };
+        rate -= u * derivative;
+    }
+    rate
+}
+
+/// Advects the level set through `velocity` over `dt` with HJ-WENO5 in space and third-order TVD
+/// Runge-Kutta in time, sub-cycled so that `dt sum_a |u_a| / dx <= 0.8`. Only cells within
+/// `band` of the surface move; the rest are rebuilt by [`reinitialize`].
+pub fn advect_level_set(grid: &Grid, velocity: &MacVelocity, phi: &Array3<Real>, dt: Real, band: Real) -> Array3<Real> {
+    use rayon::prelude::*;
+    let cells: Vec<usize> = phi.as_slice().par_iter().enumerate().filter(|(_, v)| v.abs() < band).map(|(c, _)| c).collect();
+    let speeds: Vec<Vec3> = cells
+        .par_iter()
+        .map(|&c| {
+            let [i, j, k] = phi.coords(c);
+            velocity.at_cell(i, j, k)
+        })
+        .collect();
+    let fastest = speeds.iter().map(|u| u.abs().sum()).fold(0.0, Real::max);
+    let substeps = (dt * fastest / (0.8 * grid.dx)).ceil().max(1.0) as usize;
+    let h = dt / substeps as Real;
+    let mut current = phi.clone();
+    let stage = |from: &Array3<Real>, base: &Array3<Real>, weight: Real| -> Vec<Real> {
+        // weight * base + (1 - weight) * (from + h L(from)) on the band cells.
+        cells
+            .par_iter()
+            .zip(speeds.par_iter())
+            .map(|(&c, u)| {
+                let euler = from.as_slice()[c] + h * weno_rate(from, c, u, grid.dx);
+                weight * base.as_slice()[c] + (1.0 - weight) * euler
+            })
+            .collect()
+    };
+    let scatter = |target: &mut Array3<Real>, values: Vec<Real>| {
+        for (&c, v) in cells.iter().zip(values) {
+            target.as_mut_slice()[c] = v;
+        }
+    };
+    for _ in 0..substeps {
+        let mut first = current.clone();
+        scatter(&mut first, stage(&current, &current, 0.0));
+        let mut second = current.clone();
+        scatter(&mut second, stage(&first, &current, 0.75));
+        let third = stage(&second, &current, 1.0 / 3.0);
+        scatter(&mut current, third);
+    }
+    current
 }

@@ -123,6 +123,17 @@ impl Grid {
         (s, lo, hi)
     }
 
+    /// Gradient of the trilinear interpolant of `a` at `x`, by central differences over half a
+    /// cell.
+    pub fn gradient(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> Vec3 {
+        let h = 0.5 * self.dx;
+        Vec3::from_fn(|axis, _| {
+            let mut e = Vec3::zeros();
+            e[axis] = h;
+            (self.interpolate(a, loc, &(x + e)) - self.interpolate(a, loc, &(x - e))) / (2.0 * h)
+        })
+    }
+
     /// Lower sample index and fractional weights of the trilinear stencil around `x`.
     fn stencil(&self, dims: [usize; 3], loc: Location, x: &Vec3) -> ([usize; 3], [Real; 3]) {
         let o = loc.offset();

@@ -1,0 +1,133 @@
+//! Fixed benchmark workloads for `tidepool bench`. Results are JSON values; timing never
+//! decides a test.
+
+use crate::fluids::eulerian::projection;
+use crate::grid::{Grid, Location, MacVelocity};
+use crate::math::{Real, SplitMix64, Vec3};
+use crate::pipeline::PhaseTimings;
+use crate::scene::{self, Boundary};
+use crate::solids::StaticSolids;
+use crate::world::World;
+use serde_json::{json, Value};
+use std::time::Instant;
+use tidepool_linalg::{pcg, Mic0, PcgParams};
+
+/// Names of the benchmark cases.
+pub const CASES: [&str; 2] = ["poisson-128", "dam-break-128"];
+
+/// Runs one case by name.
+pub fn run_case(name: &str) -> Option<Value> {
+    match name {
+        "poisson-128" => Some(poisson(128)),
+        "dam-break-128" => Some(dam_break(10)),
+        _ => None,
+    }
+}
+
+/// Pressure solve on an all-liquid `n^3` closed box: the divergence of a random velocity field
+/// (a singular, consistent Neumann problem) solved to a 1e-6 relative residual.
+pub fn poisson(n: usize) -> Value {
+    let grid = Grid { dims: [n; 3], dx: 1.0 / n as Real, origin: Vec3::zeros() };
+    let solids = StaticSolids::new(&grid, [[Boundary::Wall; 2]; 3], Vec::new());
+    let phi = grid.sample_fn(Location::Cell, |_| -1.0);
+    let mut velocity = MacVelocity::zeros(&grid);
+    let mut rng = SplitMix64::keyed(&[42]);
+    for f in &mut velocity.faces {
+        f.as_mut_slice().iter_mut().for_each(|u| *u = rng.next_unit() - 0.5);
+    }
+    let start = Instant::now();
+    let liquid = projection::liquid_cells(&phi, &solids);
+    let (a, b) = projection::assemble(&grid, &phi, &liquid, &solids, &velocity);
+    let assembly = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let mic = Mic0::new(&a);
+    let factor = start.elapsed().as_secs_f64();
+    let mut x = vec![0.0; b.len()];
+    let start = Instant::now();
+    let info = pcg(&a, &mic, &b, &mut x, PcgParams { tolerance: 1e-6, max_iterations: 10_000 });
+    let solve = start.elapsed().as_secs_f64();
+    json!({
+        "case": format!("poisson-{n}"),
+        "cells": grid.cell_count(),
+        "assembly_seconds": assembly,
+        "preconditioner_seconds": factor,
+        "solve_seconds": solve,
+        "seconds": assembly + factor + solve,
+        "iterations": info.iterations,
+        "relative_residual": info.relative_residual,
+        "converged": info.converged,
+        "seconds_per_iteration": solve / info.iterations.max(1) as f64,
+    })
+}
+
+/// The scene of the `dam-break-128` case: a 128 x 64 x 64 tank, a quarter of it filled.
+pub const DAM_BREAK_128: &str = r#"
+[simulation]
+frames = 1
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [2.0, 1.0, 1.0]
+resolution = 128
+[[liquid.region]]
+shape.box = { min = [0.0, 0.0, 0.0], max = [0.5, 0.8, 1.0] }
+"#;
+
+/// `substeps` substeps of the 128 x 64 x 64 dam break after one warm-up substep: seconds per
+/// substep by phase, and memory per cell.
+pub fn dam_break(substeps: usize) -> Value {
+    let loaded = scene::parse(DAM_BREAK_128, "dam-break-128", "dam-break-128", None, std::path::Path::new("."))
+        .expect("benchmark scene is valid");
+    let start = Instant::now();
+    let mut world = World::build(&loaded);
+    let world = &mut world;
+    let setup = start.elapsed().as_secs_f64();
+    let dt = 0.5 * world.grid.dx / (2.0 * 9.81 * 0.8f64).sqrt();
+    crate::pipeline::step(world, dt).expect("stable");
+    let mut total = PhaseTimings::default();
+    let mut iterations = 0;
+    for _ in 0..substeps {
+        let report = crate::pipeline::step(world, dt).expect("stable");
+        total.accumulate(&report.timings);
+        iterations += report.projection.iterations;
+    }
+    let per = |s: f64| s / substeps as f64;
+    let cells = world.grid.cell_count();
+    json!({
+        "case": "dam-break-128",
+        "cells": cells,
+        "grid": world.grid.dims,
+        "setup_seconds": setup,
+        "substeps": substeps,
+        "seconds_per_substep": per(total.total()),
+        "phase_seconds_per_substep": {
+            "surface": per(total.surface),
+            "velocity_advection": per(total.velocity_advection),
+            "forces": per(total.forces),
+            "projection": per(total.projection),
+            "extrapolation": per(total.extrapolation),
+        },
+        "pressure_iterations_per_substep": iterations as f64 / substeps as f64,
+        "particles": world.liquid.particles.len(),
+        "state_bytes_per_cell": world.heap_bytes() as f64 / cells as f64,
+        "peak_resident_bytes_per_cell": peak_resident_bytes().map(|b| b as f64 / cells as f64),
+    })
+}
+
+/// Peak resident set size of this process (Linux), in bytes.
+pub fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+/// A description of this machine for benchmark records.
+pub fn machine() -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()));
+    json!({
+        "cpu": cpu,
+        "logical_cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "os": std::env::consts::OS,
+    })
+}

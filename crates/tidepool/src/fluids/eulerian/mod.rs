@@ -1,0 +1,428 @@
+//! Free-surface liquid on a MAC grid with a particle level set.
+//!
+//! State: face velocities, the level set `phi` (negative in the liquid) at cell centres, the last
+//! pressure, and marker particles. The phases of one substep are methods called in order by
+//! [`crate::pipeline`]; `docs/methods/eulerian-liquid.md` gives the equations.
+
+pub mod particles;
+pub mod projection;
+
+use crate::geometry::{Shape, TriMesh};
+use crate::grid::marching_cubes::marching_cubes;
+use crate::grid::advection::{advect_velocity, AdvectionScheme};
+use crate::grid::extrapolate::extrapolate;
+use crate::grid::level_set::{advect_level_set, reinitialize, volume_inside};
+use crate::grid::{Array3, Grid, Location, MacVelocity};
+use crate::math::{Real, Vec3};
+use crate::solids::StaticSolids;
+use particles::MarkerParticle;
+use projection::ProjectionReport;
+use rayon::prelude::*;
+use tidepool_linalg::PcgParams;
+
+/// Distance (in cells) beyond which the level set is clamped by reinitialisation.
+pub const LEVEL_SET_BAND: Real = 6.0;
+
+/// Solver settings of the liquid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LiquidParams {
+    /// Density (kg/m^3).
+    pub density: Real,
+    /// Advection scheme for velocity and level set.
+    pub advection: AdvectionScheme,
+    /// Pressure solve stopping rule.
+    pub pressure: PcgParams,
+    /// Marker particles per band cell (0: plain level set).
+    pub particles_per_cell: usize,
+    /// Substeps between reseedings.
+    pub reseed_every: u64,
+    /// Seed of particle placement.
+    pub seed: u64,
+    /// Whether the volume is steered back to its target ([`VolumeControl`]).
+    pub volume_correction: bool,
+}
+
+/// An emitter: inside `shape`, while `start <= t < end`, the cells are liquid moving at `velocity`.
+#[derive(Clone, Debug)]
+pub struct LiquidSource {
+    /// Region that is filled.
+    pub shape: Shape,
+    /// Velocity imposed inside it (m/s).
+    pub velocity: Vec3,
+    /// Switch-on time (s).
+    pub start: Real,
+    /// Switch-off time (s).
+    pub end: Real,
+}
+
+/// Integral quantities of the liquid.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiquidMeasures {
+    /// Liquid volume (m^3), excluding obstacle interiors.
+    pub volume: Real,
+    /// Kinetic energy (J).
+    pub kinetic_energy: Real,
+    /// Largest speed in a liquid cell (m/s).
+    pub max_speed: Real,
+}
+
+/// Volume control: the level set's volume drifts (films thinner than a cell vanish, merging and
+/// splitting surfaces gain or lose a little), so the projection may impose a small uniform
+/// divergence `s` in the liquid that steers the volume back to its target, with a critically
+/// damped proportional-integral law on the relative error `e = (V - V_target) / V_target`:
+/// `s = -(2 e / tau + integral(e dt) / tau^2)`, `tau` = [`VolumeControl::TIME_CONSTANT`].
+/// The target is the initial volume plus what sources add minus what leaves through open sides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VolumeControl {
+    /// Whether the correction is applied (`liquid.volume_correction`).
+    pub enabled: bool,
+    /// The volume the liquid should have (m^3).
+    pub target: Real,
+    /// Time integral of the relative volume error (s).
+    pub error_integral: Real,
+    /// The divergence imposed in the last projection (1/s).
+    pub divergence: Real,
+}
+
+impl VolumeControl {
+    /// Response time of the correction (s).
+    pub const TIME_CONSTANT: Real = 0.1;
+
+    /// The divergence to impose now for the measured `volume`, advancing the integral by `dt`.
+    fn update(&mut self, volume: Real, dt: Real) -> Real {
+        self.divergence = if self.enabled && self.target > 0.0 {
+            let e = (volume - self.target) / self.target;
+            self.error_integral += e * dt;
+            let tau = Self::TIME_CONSTANT;
+            -(2.0 * e / tau + self.error_integral / (tau * tau))
+        } else {
+            0.0
+        };
+        self.divergence
+    }
+}
+
+/// The liquid surface as a closed triangle mesh with the flow velocity at each vertex.
+#[derive(Clone, Debug, Default)]
+pub struct LiquidSurface {
+    /// Triangles facing out of the liquid.
+    pub mesh: TriMesh,
+    /// Velocity at each vertex (m/s), for motion blur.
+    pub velocities: Vec<Vec3>,
+}
+
+/// The liquid's state.
+#[derive(Clone, Debug)]
+pub struct LevelSetLiquid {
+    /// Settings.
+    pub params: LiquidParams,
+    /// Face velocities (m/s).
+    pub velocity: MacVelocity,
+    /// Signed distance to the surface at cell centres (m), negative in the liquid.
+    pub phi: Array3<Real>,
+    /// Pressure from the last projection at cell centres (Pa), 0 outside the liquid.
+    pub pressure: Array3<Real>,
+    /// Marker particles of the particle level set.
+    pub particles: Vec<MarkerParticle>,
+    /// The last pressure solve.
+    pub last_projection: ProjectionReport,
+    /// Volume control state.
+    pub volume: VolumeControl,
+}
+
+impl LevelSetLiquid {
+    /// A liquid at rest filling `phi < 0`.
+    pub fn new(grid: &Grid, params: LiquidParams, mut phi: Array3<Real>, solids: &StaticSolids) -> Self {
+        reinitialize(grid, &mut phi, LEVEL_SET_BAND * grid.dx);
+        let mut liquid = LevelSetLiquid {
+            params,
+            velocity: MacVelocity::zeros(grid),
+            phi,
+            pressure: grid.zeros(Location::Cell),
+            particles: Vec::new(),
+            last_projection: ProjectionReport::default(),
+            volume: VolumeControl { enabled: params.volume_correction, target: 0.0, error_integral: 0.0, divergence: 0.0 },
+        };
+        liquid.extend_into_solids(solids);
+        liquid.volume.target = liquid.volume_without_solids(grid, solids);
+        if params.particles_per_cell > 0 {
+            liquid.particles = particles::seed(grid, &liquid.phi, params.particles_per_cell, [params.seed, 0]);
+        }
+        liquid
+    }
+
+    /// Moves the surface through the current velocity over `dt`: particles and level set are
+    /// advected, the level set is corrected by escaped particles, reinitialised and corrected
+    /// again, particle radii are updated, and every `reseed_every` substeps particles are reseeded.
+    pub fn advect_surface(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, step: u64) {
+        let use_particles = self.params.particles_per_cell > 0;
+        if use_particles {
+            particles::advect(grid, &self.velocity, &mut self.particles, dt);
+        }
+        self.phi = advect_level_set(grid, &self.velocity, &self.phi, dt, (LEVEL_SET_BAND - 1.0) * grid.dx);
+        if use_particles {
+            particles::correct(grid, &mut self.phi, &self.particles);
+        }
+        reinitialize(grid, &mut self.phi, LEVEL_SET_BAND * grid.dx);
+        if use_particles {
+            particles::correct(grid, &mut self.phi, &self.particles);
+            particles::adjust_radii(grid, &self.phi, &mut self.particles);
+            if (step + 1) % self.params.reseed_every == 0 {
+                let key = [self.params.seed, step + 1];
+                particles::reseed(grid, &self.phi, &solids.phi_cells, &mut self.particles, self.params.particles_per_cell, key);
+            }
+        }
+        self.extend_into_solids(solids);
+    }
+
+    /// Extends the level set into cells whose centre is inside an obstacle, so the surface meets
+    /// obstacles at right angles and liquid volume next to them is measured correctly.
+    fn extend_into_solids(&mut self, solids: &StaticSolids) {
+        if !solids.has_obstacles() {
+            return;
+        }
+        let mut valid = solids.phi_cells.par_map(|_, _, _, s| s >= 0.0);
+        extrapolate(&mut self.phi, &mut valid, 2);
+    }
+
+    /// Self-advection of the velocity over `dt`.
+    pub fn advect_velocity(&mut self, grid: &Grid, dt: Real) {
+        self.velocity = advect_velocity(grid, &self.velocity, dt, self.params.advection);
+    }
+
+    /// Adds `dt * gravity` to every face velocity.
+    pub fn add_gravity(&mut self, gravity: &Vec3, dt: Real) {
+        for a in 0..3 {
+            let dv = gravity[a] * dt;
+            if dv != 0.0 {
+                self.velocity.faces[a].as_mut_slice().par_iter_mut().for_each(|u| *u += dv);
+            }
+        }
+    }
+
+    /// Liquid volume outside obstacles (m^3).
+    fn volume_without_solids(&self, grid: &Grid, solids: &StaticSolids) -> Real {
+        volume_inside(grid, &self.phi, solids.has_obstacles().then_some(&solids.phi_cells))
+    }
+
+    /// Applies the active sources at time `t`: their shapes become liquid moving at their
+    /// velocity, and air particles inside them are removed. The added volume joins the volume
+    /// control's target.
+    pub fn apply_sources(&mut self, grid: &Grid, solids: &StaticSolids, sources: &[LiquidSource], t: Real) {
+        let active: Vec<&LiquidSource> = sources.iter().filter(|s| s.start <= t && t < s.end).collect();
+        if active.is_empty() {
+            return;
+        }
+        let before = self.volume_without_solids(grid, solids);
+        for source in active {
+            let shape = &source.shape;
+            self.phi = self.phi.par_map(|i, j, k, phi| {
+                phi.min(shape.signed_distance(&grid.position(Location::Cell, i, j, k)))
+            });
+            for a in 0..3 {
+                let faces = &self.velocity.faces[a];
+                let v = source.velocity[a];
+                let updated = faces.par_map(|i, j, k, u| {
+                    if shape.signed_distance(&grid.position(Location::Face(a), i, j, k)) < 0.0 {
+                        v
+                    } else {
+                        u
+                    }
+                });
+                self.velocity.faces[a] = updated;
+            }
+            let margin = particles::RADIUS_MAX * grid.dx;
+            self.particles.retain(|p| p.sign < 0.0 || shape.signed_distance(&p.x()) > margin);
+        }
+        self.volume.target += self.volume_without_solids(grid, solids) - before;
+    }
+
+    /// Pressure projection (see [`projection`]) with the volume control's divergence; the
+    /// liquid leaving through open domain sides is taken off the volume target. Returns the faces
+    /// it updated.
+    pub fn project(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real) -> [Array3<bool>; 3] {
+        let volume = self.volume_without_solids(grid, solids);
+        let divergence = self.volume.update(volume, dt);
+        let (valid, report) = projection::project(
+            grid,
+            &self.phi,
+            solids,
+            &mut self.velocity,
+            &mut self.pressure,
+            self.params.density,
+            dt,
+            divergence,
+            self.params.pressure,
+        );
+        self.last_projection = report;
+        self.volume.target -= self.outflow(grid, solids) * dt;
+        valid
+    }
+
+    /// Volume flux (m^3/s) out of the domain through open sides, over faces next to liquid.
+    fn outflow(&self, grid: &Grid, solids: &StaticSolids) -> Real {
+        let mut flux = 0.0;
+        for (axis, sides) in solids.boundaries.iter().enumerate() {
+            for (side, boundary) in sides.iter().enumerate() {
+                if *boundary != crate::scene::Boundary::Open {
+                    continue;
+                }
+                let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+                for b in 0..grid.dims[v] {
+                    for a in 0..grid.dims[u] {
+                        let mut cell = [0; 3];
+                        cell[u] = a;
+                        cell[v] = b;
+                        cell[axis] = if side == 0 { 0 } else { grid.dims[axis] - 1 };
+                        if self.phi.get(cell[0], cell[1], cell[2]) >= 0.0 {
+                            continue;
+                        }
+                        let mut face = cell;
+                        face[axis] += side;
+                        let outward = if side == 0 { -1.0 } else { 1.0 };
+                        let open = solids.face_open[axis].get(face[0], face[1], face[2]);
+                        flux += outward * open * self.velocity.faces[axis].get(face[0], face[1], face[2]);
+                    }
+                }
+            }
+        }
+        flux * grid.dx * grid.dx
+    }
+
+    /// Extends velocities from the `valid` faces `layers` faces into the air (zero beyond), then
+    /// applies the free-slip constraint at solids.
+    pub fn extend_velocity(&mut self, grid: &Grid, solids: &StaticSolids, mut valid: [Array3<bool>; 3], layers: usize) {
+        for (faces, valid) in self.velocity.faces.iter_mut().zip(valid.iter_mut()) {
+            extrapolate(faces, valid, layers);
+            faces.as_mut_slice().par_iter_mut().zip(valid.as_slice().par_iter()).for_each(|(u, &ok)| {
+                if !ok {
+                    *u = 0.0;
+                }
+            });
+        }
+        self.constrain_at_solids(grid, solids);
+    }
+
+    /// Free-slip condition at blocked faces: the component normal to the solid is removed (for
+    /// the axis-aligned domain walls this sets the wall-normal velocity to zero).
+    fn constrain_at_solids(&mut self, grid: &Grid, solids: &StaticSolids) {
+        let snapshot = self.velocity.clone();
+        for a in 0..3 {
+            let open = &solids.face_open[a];
+            let updated = snapshot.faces[a].par_map(|i, j, k, u| {
+                if open.get(i, j, k) > 0.0 {
+                    return u;
+                }
+                let idx = [i, j, k];
+                if idx[a] == 0 || idx[a] == grid.dims[a] {
+                    return 0.0;
+                }
+                let x = grid.position(Location::Face(a), i, j, k);
+                let n = grid.gradient(&solids.phi_cells, Location::Cell, &x).try_normalize(1e-12).unwrap_or_default();
+                let v = snapshot.at(grid, &x);
+                u - v.dot(&n) * n[a]
+            });
+            self.velocity.faces[a] = updated;
+        }
+    }
+
+    /// Largest substep allowed by the CFL number: the fastest face velocity (plus the speed
+    /// gravity adds over one cell) may cross `cfl` cells.
+    pub fn cfl_dt(&self, grid: &Grid, cfl: Real, gravity: &Vec3, sources: &[LiquidSource]) -> Real {
+        let face_max = self
+            .velocity
+            .faces
+            .iter()
+            .map(|f| f.as_slice().par_iter().map(|u| u.abs()).reduce(|| 0.0, Real::max))
+            .fold(0.0, Real::max);
+        let source_max = sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
+        let speed = face_max.max(source_max) + (grid.dx * gravity.norm()).sqrt();
+        if speed > 0.0 {
+            cfl * grid.dx / speed
+        } else {
+            Real::INFINITY
+        }
+    }
+
+    /// Largest speed at the centre of a liquid cell (m/s).
+    pub fn max_speed(&self) -> Real {
+        (0..self.phi.as_slice().len())
+            .into_par_iter()
+            .filter(|&c| self.phi.as_slice()[c] < 0.0)
+            .map(|c| {
+                let [i, j, k] = self.phi.coords(c);
+                self.velocity.at_cell(i, j, k).norm()
+            })
+            .reduce(|| 0.0, Real::max)
+    }
+
+    /// Volume, kinetic energy and maximum speed.
+    pub fn measures(&self, grid: &Grid, solids: &StaticSolids) -> LiquidMeasures {
+        let volume = self.volume_without_solids(grid, solids);
+        let cell_volume = grid.dx.powi(3);
+        let n = grid.cell_count();
+        let kinetic_energy = tidepool_linalg::reduce::sum_by(n, |c| {
+            let phi = self.phi.as_slice()[c];
+            if phi >= 0.5 * grid.dx {
+                return 0.0;
+            }
+            let [i, j, k] = self.phi.coords(c);
+            let fraction = (0.5 - phi / grid.dx).clamp(0.0, 1.0);
+            let open = if solids.phi_cells.get(i, j, k) < 0.0 { 0.0 } else { 1.0 };
+            0.5 * self.params.density * self.velocity.at_cell(i, j, k).norm_squared() * fraction * open * cell_volume
+        });
+        LiquidMeasures { volume, kinetic_energy, max_speed: self.max_speed() }
+    }
+
+    /// First non-finite value in the state, if any.
+    pub fn find_non_finite(&self) -> Option<&'static str> {
+        if self.velocity.faces.iter().any(|f| f.as_slice().par_iter().any(|u| !u.is_finite())) {
+            return Some("a velocity is not a finite number");
+        }
+        if self.phi.as_slice().par_iter().any(|v| !v.is_finite()) {
+            return Some("the level set holds a non-finite value");
+        }
+        None
+    }
+
+    /// The zero level set by marching cubes over the cell centres. The grid is padded by one cell
+    /// whose value mirrors the boundary cell's magnitude, so liquid touching a domain side is
+    /// closed off exactly on that side.
+    pub fn surface(&self, grid: &Grid) -> LiquidSurface {
+        let dims = grid.dims.map(|n| n + 2);
+        let mut padded = Array3::filled(dims, 0.0);
+        padded.par_fill_with(|i, j, k| {
+            let inner = [i, j, k];
+            let clamped: [usize; 3] = std::array::from_fn(|a| inner[a].clamp(1, grid.dims[a]) - 1);
+            let v = self.phi.get(clamped[0], clamped[1], clamped[2]);
+            let outside = (0..3).any(|a| inner[a] == 0 || inner[a] == grid.dims[a] + 1);
+            if outside {
+                v.abs()
+            } else {
+                v
+            }
+        });
+        let mesh = marching_cubes(&padded, grid.origin - Vec3::repeat(0.5 * grid.dx), grid.dx);
+        let velocities = mesh.vertices.par_iter().map(|v| self.velocity.at(grid, v)).collect();
+        LiquidSurface { mesh, velocities }
+    }
+
+    /// Heap bytes held by the state.
+    pub fn heap_bytes(&self) -> usize {
+        self.velocity.faces.iter().map(Array3::heap_bytes).sum::<usize>()
+            + self.phi.heap_bytes()
+            + self.pressure.heap_bytes()
+            + self.particles.capacity() * std::mem::size_of::<MarkerParticle>()
+    }
+}
+
+/// Memory estimate for a liquid on `grid`: persistent state and solids (about 104 bytes per
+/// cell), the pressure solve's matrix, preconditioner and vectors (about 88), advection and
+/// extrapolation temporaries (about 40), and particles in a band around a surface assumed to be
+/// as large as the domain's floor.
+pub fn estimate_memory_bytes(grid: &Grid, particles_per_cell: usize) -> usize {
+    let cells = grid.cell_count();
+    let [nx, _, nz] = grid.dims;
+    let band_cells = (2.0 * particles::BAND) as usize * nx * nz;
+    cells * 232 + band_cells * particles_per_cell * std::mem::size_of::<MarkerParticle>()
+}

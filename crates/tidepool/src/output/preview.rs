@@ -1,0 +1,283 @@
+//! PNG previews: a small software rasteriser drawing the liquid surface, the obstacles and the
+//! far walls and floor of the domain from the scene's camera, 2x2 supersampled.
+
+use super::{frame_file, write_atomic};
+use crate::driver::{Frame, FrameSink};
+use crate::error::Result;
+use crate::geometry::TriMesh;
+use crate::grid::Grid;
+use crate::math::{vec3, Real, Vec3};
+use crate::scene::LoadedScene;
+use std::path::{Path, PathBuf};
+
+/// A pinhole camera.
+#[derive(Clone, Copy, Debug)]
+pub struct Camera {
+    eye: Vec3,
+    forward: Vec3,
+    right: Vec3,
+    up: Vec3,
+    /// Focal length in pixels.
+    focal: Real,
+    width: usize,
+    height: usize,
+}
+
+impl Camera {
+    /// The scene's camera; a missing position or target frames the whole domain from the front,
+    /// a little to the right and above.
+    pub fn from_scene(cam: &crate::scene::Camera, grid: &Grid, width: usize, height: usize) -> Self {
+        let (lo, hi) = (grid.origin, grid.max_corner());
+        let centre = 0.5 * (lo + hi);
+        let look_at = cam.look_at.map_or(centre, vec3);
+        let half_fov = 0.5 * cam.fov.to_radians();
+        let eye = cam.position.map_or_else(
+            || {
+                let radius = 0.5 * (hi - lo).norm();
+                let aspect = width as Real / height as Real;
+                let fit = half_fov.tan().min(half_fov.tan() * aspect);
+                centre + Vec3::new(0.35, 0.55, 1.0).normalize() * (0.95 * radius / fit.atan().sin())
+            },
+            vec3,
+        );
+        let forward = (look_at - eye).normalize();
+        let helper = if forward.y.abs() > 0.99 { Vec3::z() } else { Vec3::y() };
+        let right = forward.cross(&helper).normalize();
+        let up = right.cross(&forward);
+        Camera { eye, forward, right, up, focal: 0.5 * height as Real / half_fov.tan(), width, height }
+    }
+
+    /// Pixel coordinates and view depth of `p`, or `None` behind the camera.
+    fn project(&self, p: &Vec3) -> Option<(Real, Real, Real)> {
+        let d = p - self.eye;
+        let z = d.dot(&self.forward);
+        if z <= 1e-6 {
+            return None;
+        }
+        let x = 0.5 * self.width as Real + self.focal * d.dot(&self.right) / z;
+        let y = 0.5 * self.height as Real - self.focal * d.dot(&self.up) / z;
+        Some((x, y, z))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Material {
+    Water,
+    Solid,
+    /// A far wall or the floor; `checker` tiles it (tile size in m).
+    Wall { checker: Option<Real> },
+}
+
+struct Raster {
+    camera: Camera,
+    depth: Vec<Real>,
+    color: Vec<Vec3>,
+}
+
+const LIGHT: [Real; 3] = [-0.35, 0.85, 0.4];
+
+impl Raster {
+    fn new(camera: Camera) -> Self {
+        let n = camera.width * camera.height;
+        let color = (0..n)
+            .map(|c| {
+                let t = (c / camera.width) as Real / camera.height as Real;
+                Vec3::new(0.93, 0.95, 0.98) * (1.0 - t) + Vec3::new(0.72, 0.77, 0.84) * t
+            })
+            .collect();
+        Raster { camera, depth: vec![Real::INFINITY; n], color }
+    }
+
+    fn shade(&self, material: Material, p: &Vec3, n: &Vec3) -> Vec3 {
+        let light = vec3(LIGHT).normalize();
+        let view = (self.camera.eye - p).normalize();
+        let n = if n.dot(&view) < 0.0 { -n } else { *n };
+        let diffuse = n.dot(&light).max(0.0);
+        match material {
+            Material::Water => {
+                let base = Vec3::new(0.08, 0.36, 0.68);
+                let half = (light + view).normalize();
+                let specular = n.dot(&half).max(0.0).powi(80) * 0.8;
+                let fresnel = 0.04 + 0.96 * (1.0 - n.dot(&view).clamp(0.0, 1.0)).powi(5);
+                let sky = Vec3::new(0.82, 0.9, 1.0);
+                let lit = base * (0.35 + 0.65 * diffuse);
+                lit * (1.0 - 0.7 * fresnel) + sky * (0.7 * fresnel) + Vec3::repeat(specular)
+            }
+            Material::Solid => Vec3::new(0.80, 0.55, 0.36) * (0.35 + 0.65 * diffuse),
+            Material::Wall { checker } => {
+                let tone = checker.map_or(0.9, |s| {
+                    let parity = ((p.x / s).floor() + (p.z / s).floor()) as i64;
+                    if parity.rem_euclid(2) == 0 {
+                        0.92
+                    } else {
+                        0.80
+                    }
+                });
+                Vec3::new(0.93, 0.93, 0.95) * tone * (0.7 + 0.3 * diffuse)
+            }
+        }
+    }
+
+    /// Draws a triangle with per-vertex normals (perspective-correct interpolation).
+    fn triangle(&mut self, p: [Vec3; 3], n: [Vec3; 3], material: Material) {
+        let cam = self.camera;
+        let Some(s0) = cam.project(&p[0]) else { return };
+        let Some(s1) = cam.project(&p[1]) else { return };
+        let Some(s2) = cam.project(&p[2]) else { return };
+        let area = (s1.0 - s0.0) * (s2.1 - s0.1) - (s2.0 - s0.0) * (s1.1 - s0.1);
+        if area.abs() < 1e-12 {
+            return;
+        }
+        let min_x = s0.0.min(s1.0).min(s2.0).floor().max(0.0) as usize;
+        let max_x = (s0.0.max(s1.0).max(s2.0).ceil() as isize).min(cam.width as isize - 1);
+        let min_y = s0.1.min(s1.1).min(s2.1).floor().max(0.0) as usize;
+        let max_y = (s0.1.max(s1.1).max(s2.1).ceil() as isize).min(cam.height as isize - 1);
+        if max_x < 0 || max_y < 0 {
+            return;
+        }
+        for y in min_y..=max_y as usize {
+            for x in min_x..=max_x as usize {
+                let (px, py) = (x as Real + 0.5, y as Real + 0.5);
+                let w0 = ((s1.0 - px) * (s2.1 - py) - (s2.0 - px) * (s1.1 - py)) / area;
+                let w1 = ((s2.0 - px) * (s0.1 - py) - (s0.0 - px) * (s2.1 - py)) / area;
+                let w2 = 1.0 - w0 - w1;
+                if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                    continue;
+                }
+                // Perspective-correct weights.
+                let (q0, q1, q2) = (w0 / s0.2, w1 / s1.2, w2 / s2.2);
+                let inv = 1.0 / (q0 + q1 + q2);
+                let depth = inv;
+                let pixel = y * cam.width + x;
+                if depth >= self.depth[pixel] {
+                    continue;
+                }
+                let (a, b, c) = (q0 * inv, q1 * inv, q2 * inv);
+                let position = p[0] * a + p[1] * b + p[2] * c;
+                let normal = (n[0] * a + n[1] * b + n[2] * c).try_normalize(1e-12).unwrap_or(n[0]);
+                self.depth[pixel] = depth;
+                self.color[pixel] = self.shade(material, &position, &normal);
+            }
+        }
+    }
+
+    fn mesh(&mut self, mesh: &TriMesh, material: Material) {
+        let normals = mesh.vertex_normals();
+        for t in &mesh.triangles {
+            let idx = t.map(|i| i as usize);
+            self.triangle(idx.map(|i| mesh.vertices[i]), idx.map(|i| normals[i]), material);
+        }
+    }
+
+    /// The domain sides seen from inside (those facing the camera across the domain), the floor
+    /// with a checker pattern.
+    fn far_walls(&mut self, grid: &Grid) {
+        let (lo, hi) = (grid.origin, grid.max_corner());
+        let tile = (hi - lo).max() / 12.0;
+        for axis in 0..3 {
+            for side in 0..2 {
+                let plane = if side == 0 { lo[axis] } else { hi[axis] };
+                let outward = if side == 0 { -1.0 } else { 1.0 };
+                if (self.camera.eye[axis] - plane) * outward > 0.0 {
+                    continue;
+                }
+                let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+                let corner = |a: Real, b: Real| {
+                    let mut p = Vec3::zeros();
+                    p[axis] = plane;
+                    p[u] = a;
+                    p[v] = b;
+                    p
+                };
+                let quad = [corner(lo[u], lo[v]), corner(hi[u], lo[v]), corner(hi[u], hi[v]), corner(lo[u], hi[v])];
+                let mut normal = Vec3::zeros();
+                normal[axis] = -outward;
+                let checker = (axis == 1 && side == 0).then_some(tile);
+                let material = Material::Wall { checker };
+                // Split into a grid of small quads so perspective stays accurate and cheap.
+                let n = 8;
+                for a in 0..n {
+                    for b in 0..n {
+                        let at = |i: usize, j: usize| {
+                            let (s, t) = (i as Real / n as Real, j as Real / n as Real);
+                            quad[0] * ((1.0 - s) * (1.0 - t)) + quad[1] * (s * (1.0 - t)) + quad[2] * (s * t) + quad[3] * ((1.0 - s) * t)
+                        };
+                        let (p00, p10, p11, p01) = (at(a, b), at(a + 1, b), at(a + 1, b + 1), at(a, b + 1));
+                        self.triangle([p00, p10, p11], [normal; 3], material);
+                        self.triangle([p00, p11, p01], [normal; 3], material);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Box-filters 2x2 blocks into 8-bit RGB.
+    fn downsample(&self) -> Vec<u8> {
+        let (w, h) = (self.camera.width / 2, self.camera.height / 2);
+        let mut rgb = Vec::with_capacity(w * h * 3);
+        for y in 0..h {
+            for x in 0..w {
+                let mut c = Vec3::zeros();
+                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    c += self.color[(2 * y + dy) * self.camera.width + 2 * x + dx];
+                }
+                for v in (c * 0.25).iter() {
+                    rgb.push((v.clamp(0.0, 1.0).powf(1.0 / 1.1) * 255.0).round() as u8);
+                }
+            }
+        }
+        rgb
+    }
+}
+
+/// Encodes 8-bit RGB pixels as PNG.
+pub fn png_bytes(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut bytes, width, height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().expect("PNG header into memory");
+        writer.write_image_data(rgb).expect("PNG data into memory");
+    }
+    bytes
+}
+
+/// Renders the liquid surface and obstacles of a frame.
+pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh) -> Vec<u8> {
+    let (w, h) = (camera.width as usize, camera.height as usize);
+    let mut raster = Raster::new(Camera::from_scene(camera, &frame.world.grid, 2 * w, 2 * h));
+    raster.far_walls(&frame.world.grid);
+    raster.mesh(obstacles, Material::Solid);
+    raster.mesh(&frame.surface().mesh, Material::Water);
+    png_bytes(w as u32, h as u32, &raster.downsample())
+}
+
+/// Writes `preview_NNNN.png` every `every` frames.
+pub struct PreviewSink {
+    dir: PathBuf,
+    every: u32,
+    camera: crate::scene::Camera,
+    obstacles: TriMesh,
+}
+
+impl PreviewSink {
+    /// A sink writing into `dir` with the scene's camera.
+    pub fn new(dir: &Path, every: u32, loaded: &LoadedScene) -> Self {
+        let mut obstacles = TriMesh::default();
+        for (_, shape) in &loaded.obstacles {
+            obstacles.append(&shape.surface_mesh());
+        }
+        PreviewSink { dir: dir.to_path_buf(), every, camera: loaded.scene.output.camera.clone(), obstacles }
+    }
+}
+
+impl FrameSink for PreviewSink {
+    fn write(&mut self, frame: &Frame) -> Result<()> {
+        if frame.record.frame % self.every != 0 {
+            return Ok(());
+        }
+        let png = render(frame, &self.camera, &self.obstacles);
+        write_atomic(&frame_file(&self.dir, "preview", frame.record.frame, "png"), &png)
+    }
+}

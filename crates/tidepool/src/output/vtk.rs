@@ -1,0 +1,164 @@
+//! VTK XML files for ParaView: per frame, the grid fields as image data (`fields_NNNN.vti`) and
+//! the liquid surface as poly data (`surface_NNNN.vtp`), listed in a `tidepool.pvd` time series.
+//! Binary data goes in a raw appended block (UInt64 headers, little endian).
+
+use super::{frame_file, write_atomic};
+use crate::driver::{Frame, FrameSink};
+use crate::error::Result;
+use crate::grid::Location;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Collects named arrays and writes them as an appended raw block.
+#[derive(Default)]
+struct Appended {
+    xml: String,
+    data: Vec<u8>,
+}
+
+impl Appended {
+    fn float32(&mut self, name: &str, components: usize, values: impl Iterator<Item = f64>) {
+        let values: Vec<f32> = values.map(|v| v as f32).collect();
+        self.array("Float32", name, components, &values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+    }
+
+    fn int64(&mut self, name: &str, values: impl Iterator<Item = i64>) {
+        let bytes: Vec<u8> = values.flat_map(|v| v.to_le_bytes()).collect();
+        self.array("Int64", name, 1, &bytes);
+    }
+
+    fn array(&mut self, ty: &str, name: &str, components: usize, bytes: &[u8]) {
+        let _ = writeln!(
+            self.xml,
+            r#"        <DataArray type="{ty}" Name="{name}" NumberOfComponents="{components}" format="appended" offset="{}"/>"#,
+            self.data.len()
+        );
+        self.data.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.data.extend_from_slice(bytes);
+    }
+
+    fn take_xml(&mut self) -> String {
+        std::mem::take(&mut self.xml)
+    }
+}
+
+fn finish(head: &str, body: String, data: Vec<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + data.len() + 256);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(body.as_bytes());
+    out.extend_from_slice(b"  <AppendedData encoding=\"raw\">\n   _");
+    out.extend_from_slice(&data);
+    out.extend_from_slice(b"\n  </AppendedData>\n</VTKFile>\n");
+    out
+}
+
+/// Image data over the cell centres: `phi` (m), `pressure` (Pa), `velocity` (m/s, averaged to
+/// centres) and `obstacle_distance` (m).
+pub fn fields_vti(frame: &Frame) -> Vec<u8> {
+    let world = frame.world;
+    let grid = &world.grid;
+    let liquid = &world.liquid;
+    let [nx, ny, nz] = grid.dims;
+    let origin = grid.position(Location::Cell, 0, 0, 0);
+    let mut a = Appended::default();
+    a.float32("phi", 1, liquid.phi.as_slice().iter().copied());
+    a.float32("pressure", 1, liquid.pressure.as_slice().iter().copied());
+    let cells = (0..grid.cell_count()).map(|c| liquid.phi.coords(c));
+    a.float32("velocity", 3, cells.flat_map(|[i, j, k]| {
+        let v = liquid.velocity.at_cell(i, j, k);
+        [v.x, v.y, v.z]
+    }));
+    a.float32("obstacle_distance", 1, world.solids.phi_cells.as_slice().iter().copied());
+    let extent = format!("0 {} 0 {} 0 {}", nx - 1, ny - 1, nz - 1);
+    let mut head = String::from("<?xml version=\"1.0\"?>\n");
+    head.push_str("<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");
+    let _ = writeln!(
+        head,
+        "  <ImageData WholeExtent=\"{extent}\" Origin=\"{} {} {}\" Spacing=\"{dx} {dx} {dx}\">",
+        origin.x,
+        origin.y,
+        origin.z,
+        dx = grid.dx
+    );
+    let _ = writeln!(head, "    <Piece Extent=\"{extent}\">\n      <PointData Scalars=\"phi\" Vectors=\"velocity\">");
+    let body = format!("{}      </PointData>\n    </Piece>\n  </ImageData>\n", a.take_xml());
+    finish(&head, body, a.data)
+}
+
+/// The liquid surface as poly data with a `velocity` point array.
+pub fn surface_vtp(frame: &Frame) -> Vec<u8> {
+    let surface = frame.surface();
+    let mesh = &surface.mesh;
+    let mut a = Appended::default();
+    a.float32("Points", 3, mesh.vertices.iter().flat_map(|v| [v.x, v.y, v.z]));
+    let points = a.take_xml();
+    a.float32("velocity", 3, surface.velocities.iter().flat_map(|v| [v.x, v.y, v.z]));
+    let point_data = a.take_xml();
+    a.int64("connectivity", mesh.triangles.iter().flat_map(|t| t.map(i64::from)));
+    a.int64("offsets", (1..=mesh.triangles.len() as i64).map(|n| 3 * n));
+    let polys = a.take_xml();
+    let mut head = String::from("<?xml version=\"1.0\"?>\n");
+    head.push_str("<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");
+    let _ = writeln!(
+        head,
+        "  <PolyData>\n    <Piece NumberOfPoints=\"{}\" NumberOfVerts=\"0\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"{}\">",
+        mesh.vertices.len(),
+        mesh.triangles.len()
+    );
+    let body = format!(
+        "      <Points>\n{points}      </Points>\n      <PointData Vectors=\"velocity\">\n{point_data}      </PointData>\n      <Polys>\n{polys}      </Polys>\n    </Piece>\n  </PolyData>\n"
+    );
+    finish(&head, body, a.data)
+}
+
+/// Writes the VTK files every `every` frames and keeps `tidepool.pvd` up to date.
+pub struct VtkSink {
+    dir: PathBuf,
+    every: u32,
+    /// (time, file) of every dataset written so far.
+    entries: Vec<(f64, String)>,
+}
+
+impl VtkSink {
+    /// A sink writing into `dir`; when resuming after `resume_after`, the series lists the frames
+    /// written before.
+    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>) -> Self {
+        let mut sink = VtkSink { dir: dir.to_path_buf(), every, entries: Vec::new() };
+        if let Some(last) = resume_after {
+            for frame in (0..=last).filter(|f| f % every == 0) {
+                sink.add_entries(frame, frame as f64 / fps);
+            }
+        }
+        sink
+    }
+
+    fn add_entries(&mut self, frame: u32, time: f64) {
+        for stem in ["fields", "surface"] {
+            let ext = if stem == "fields" { "vti" } else { "vtp" };
+            self.entries.push((time, format!("{stem}_{frame:04}.{ext}")));
+        }
+    }
+
+    fn pvd(&self) -> String {
+        let mut s = String::from("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n");
+        for (time, file) in &self.entries {
+            let part = if file.starts_with("fields") { 0 } else { 1 };
+            let _ = writeln!(s, "    <DataSet timestep=\"{time}\" group=\"\" part=\"{part}\" file=\"{file}\"/>");
+        }
+        s.push_str("  </Collection>\n</VTKFile>\n");
+        s
+    }
+}
+
+impl FrameSink for VtkSink {
+    fn write(&mut self, frame: &Frame) -> Result<()> {
+        let r = frame.record;
+        if r.frame % self.every != 0 {
+            return Ok(());
+        }
+        write_atomic(&frame_file(&self.dir, "fields", r.frame, "vti"), &fields_vti(frame))?;
+        write_atomic(&frame_file(&self.dir, "surface", r.frame, "vtp"), &surface_vtp(frame))?;
+        self.add_entries(r.frame, r.time);
+        write_atomic(&self.dir.join("tidepool.pvd"), self.pvd().as_bytes())
+    }
+}

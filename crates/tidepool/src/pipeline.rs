@@ -1,0 +1,95 @@
+//! One substep: the fixed order of phases.
+//!
+//! 1. surface: particles and level set advected with `u^n`, particle correction, reinitialisation;
+//! 2. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
+//! 3. sources: emitter regions become liquid with the emitter velocity;
+//! 4. gravity `u* += dt g`;
+//! 5. pressure projection (ghost-fluid free surface, cut-cell solids), velocity extension into
+//!    the air and the free-slip constraint at solids;
+//! 6. checks: a non-finite value or a speed above `simulation.max_speed` is a blow-up.
+
+use crate::fluids::eulerian::projection::ProjectionReport;
+use crate::math::Real;
+use crate::world::World;
+use serde::Serialize;
+use std::time::Instant;
+
+/// Wall-clock seconds spent in each phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct PhaseTimings {
+    /// Particles, level set advection, correction, reinitialisation, reseeding.
+    pub surface: f64,
+    /// Velocity self-advection.
+    pub velocity_advection: f64,
+    /// Sources and gravity.
+    pub forces: f64,
+    /// Pressure assembly and solve, velocity update.
+    pub projection: f64,
+    /// Velocity extension and solid constraint.
+    pub extrapolation: f64,
+}
+
+impl PhaseTimings {
+    /// Adds another substep's timings.
+    pub fn accumulate(&mut self, other: &PhaseTimings) {
+        self.surface += other.surface;
+        self.velocity_advection += other.velocity_advection;
+        self.forces += other.forces;
+        self.projection += other.projection;
+        self.extrapolation += other.extrapolation;
+    }
+
+    /// Total of all phases.
+    pub fn total(&self) -> f64 {
+        self.surface + self.velocity_advection + self.forces + self.projection + self.extrapolation
+    }
+}
+
+/// What one substep did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// The substep length (s).
+    pub dt: Real,
+    /// The pressure solve.
+    pub projection: ProjectionReport,
+    /// Time per phase.
+    pub timings: PhaseTimings,
+}
+
+/// Advances `world` by `dt`. On a blow-up, returns what was found (the world is then unusable).
+pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
+    let grid = world.grid;
+    let mut timings = PhaseTimings::default();
+    let mut clock = Instant::now();
+    let mut lap = |slot: &mut f64| {
+        let now = Instant::now();
+        *slot += (now - clock).as_secs_f64();
+        clock = now;
+    };
+    let liquid = &mut world.liquid;
+    liquid.advect_surface(&grid, &world.solids, dt, world.clock.step);
+    lap(&mut timings.surface);
+    liquid.advect_velocity(&grid, dt);
+    lap(&mut timings.velocity_advection);
+    liquid.apply_sources(&grid, &world.solids, &world.sources, world.clock.time);
+    liquid.add_gravity(&world.settings.gravity, dt);
+    lap(&mut timings.forces);
+    let valid = liquid.project(&grid, &world.solids, dt);
+    lap(&mut timings.projection);
+    let layers = world.settings.cfl.ceil() as usize + 4;
+    liquid.extend_velocity(&grid, &world.solids, valid, layers);
+    lap(&mut timings.extrapolation);
+    world.clock.time += dt;
+    world.clock.step += 1;
+    if let Some(problem) = liquid.find_non_finite() {
+        return Err(problem.to_string());
+    }
+    let speed = liquid.max_speed();
+    if speed > world.settings.max_speed {
+        return Err(format!(
+            "the liquid reached {speed:.1} m/s, above simulation.max_speed = {} m/s",
+            world.settings.max_speed
+        ));
+    }
+    Ok(StepReport { dt, projection: liquid.last_projection, timings })
+}

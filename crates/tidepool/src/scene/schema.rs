@@ -1,0 +1,344 @@
+//! The scene file schema: plain serde data, strict (unknown keys are errors). SI units, y up.
+//! `docs/scene-format.md` documents every key.
+
+use crate::grid::advection::AdvectionScheme;
+use serde::{Deserialize, Serialize};
+
+/// A whole scene file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scene {
+    /// Time range and global physics.
+    pub simulation: Simulation,
+    /// The simulated box and its grid.
+    pub domain: Domain,
+    /// The liquid: material, solver settings, initial regions, sources.
+    #[serde(default)]
+    pub liquid: Liquid,
+    /// Static obstacles.
+    #[serde(default, rename = "obstacle")]
+    pub obstacles: Vec<Obstacle>,
+    /// What is written, where and how often.
+    #[serde(default)]
+    pub output: Output,
+}
+
+/// `[simulation]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Simulation {
+    /// Number of frames to simulate after the initial frame 0.
+    pub frames: u32,
+    /// Frames per second.
+    #[serde(default = "default_fps")]
+    pub fps: f64,
+    /// Largest distance, in cells, that the fastest liquid may travel in one substep.
+    #[serde(default = "default_cfl")]
+    pub cfl: f64,
+    /// Gravitational acceleration (m/s^2).
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Seed of the particle placement (runs with the same seed are identical).
+    #[serde(default)]
+    pub seed: u64,
+    /// A liquid speed above this (m/s) is treated as a numerical blow-up and stops the run.
+    #[serde(default = "default_max_speed")]
+    pub max_speed: f64,
+}
+
+fn default_fps() -> f64 {
+    24.0
+}
+fn default_cfl() -> f64 {
+    1.0
+}
+fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+fn default_max_speed() -> f64 {
+    100.0
+}
+
+/// `[domain]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Domain {
+    /// Minimum corner (m).
+    pub min: [f64; 3],
+    /// Maximum corner (m).
+    pub max: [f64; 3],
+    /// Cells along the longest side (give this or `cell_size`).
+    pub resolution: Option<u32>,
+    /// Cell edge length in m (give this or `resolution`).
+    pub cell_size: Option<f64>,
+    /// What each side of the box is.
+    #[serde(default)]
+    pub boundary: Boundaries,
+}
+
+/// The six sides of the domain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Boundaries {
+    #[serde(default)]
+    pub x_min: Boundary,
+    #[serde(default)]
+    pub x_max: Boundary,
+    #[serde(default)]
+    pub y_min: Boundary,
+    #[serde(default)]
+    pub y_max: Boundary,
+    #[serde(default)]
+    pub z_min: Boundary,
+    #[serde(default)]
+    pub z_max: Boundary,
+}
+
+impl Boundaries {
+    /// `[axis][side]` with side 0 = min, 1 = max.
+    pub fn sides(&self) -> [[Boundary; 2]; 3] {
+        [[self.x_min, self.x_max], [self.y_min, self.y_max], [self.z_min, self.z_max]]
+    }
+}
+
+/// One side of the domain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Boundary {
+    /// A closed, free-slip wall: liquid cannot pass.
+    #[default]
+    Wall,
+    /// Open to empty space at zero pressure: liquid leaves and is removed.
+    Open,
+}
+
+/// `[liquid]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Liquid {
+    /// Density (kg/m^3).
+    #[serde(default = "default_density")]
+    pub density: f64,
+    /// Velocity and level-set advection scheme.
+    #[serde(default)]
+    pub advection: AdvectionScheme,
+    /// Relative residual at which the pressure solve stops.
+    #[serde(default = "default_pressure_tolerance")]
+    pub pressure_tolerance: f64,
+    /// Iteration cap of the pressure solve.
+    #[serde(default = "default_pressure_max_iterations")]
+    pub pressure_max_iterations: u32,
+    /// Marker particles per cell near the surface (0 turns the particle correction off).
+    #[serde(default = "default_particles_per_cell")]
+    pub particles_per_cell: u32,
+    /// Substeps between particle reseedings.
+    #[serde(default = "default_reseed_every")]
+    pub reseed_every: u32,
+    /// Steer the liquid volume back to its target when the level set drifts.
+    #[serde(default = "yes")]
+    pub volume_correction: bool,
+    /// Initial liquid, built in order: each region is added to or subtracted from the ones before.
+    #[serde(default)]
+    pub region: Vec<Region>,
+    /// Emitters adding liquid over time.
+    #[serde(default)]
+    pub source: Vec<Source>,
+}
+
+impl Default for Liquid {
+    fn default() -> Self {
+        Liquid {
+            density: default_density(),
+            advection: AdvectionScheme::default(),
+            pressure_tolerance: default_pressure_tolerance(),
+            pressure_max_iterations: default_pressure_max_iterations(),
+            particles_per_cell: default_particles_per_cell(),
+            reseed_every: default_reseed_every(),
+            volume_correction: true,
+            region: Vec::new(),
+            source: Vec::new(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_density() -> f64 {
+    1000.0
+}
+fn default_pressure_tolerance() -> f64 {
+    1e-6
+}
+fn default_pressure_max_iterations() -> u32 {
+    2000
+}
+fn default_particles_per_cell() -> u32 {
+    32
+}
+fn default_reseed_every() -> u32 {
+    10
+}
+
+/// A piece of the initial liquid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Region {
+    /// Whether this shape is added to or removed from the liquid so far.
+    #[serde(default)]
+    pub operation: Operation,
+    /// The shape.
+    pub shape: ShapeSpec,
+}
+
+/// How a region combines with the regions before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Operation {
+    /// Union.
+    #[default]
+    Add,
+    /// Difference.
+    Subtract,
+}
+
+/// A liquid emitter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// Where liquid appears.
+    pub shape: ShapeSpec,
+    /// Velocity given to the liquid inside the shape (m/s).
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Time the emitter switches on (s).
+    #[serde(default)]
+    pub start: f64,
+    /// Time the emitter switches off (s); runs to the end when absent.
+    pub end: Option<f64>,
+}
+
+/// A static obstacle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Obstacle {
+    /// Name used in outputs.
+    pub name: Option<String>,
+    /// The solid shape.
+    pub shape: ShapeSpec,
+}
+
+/// A shape, written `shape.<kind> = { ... }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ShapeSpec {
+    /// Axis-aligned box.
+    Box { min: [f64; 3], max: [f64; 3] },
+    /// Ball.
+    Sphere { center: [f64; 3], radius: f64 },
+    /// Cylinder with flat caps from `from` to `to`.
+    Cylinder { from: [f64; 3], to: [f64; 3], radius: f64 },
+    /// A closed triangle mesh from an OBJ or PLY file, scaled, then rotated (degrees about x,
+    /// then y, then z), then translated.
+    Mesh {
+        path: String,
+        #[serde(default = "one")]
+        scale: f64,
+        #[serde(default)]
+        rotate: [f64; 3],
+        #[serde(default)]
+        translate: [f64; 3],
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// `[output]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    /// Output directory; `out/<scene name>` when absent. Overridden by `--out`.
+    pub directory: Option<String>,
+    /// Per-frame files to write besides `stats.jsonl`.
+    #[serde(default = "default_formats")]
+    pub formats: Vec<Format>,
+    /// Write files every this many frames.
+    #[serde(default = "one_u32")]
+    pub every: u32,
+    /// Write a checkpoint every this many frames (0: never).
+    #[serde(default = "one_u32")]
+    pub checkpoint_every: u32,
+    /// The preview camera.
+    #[serde(default)]
+    pub camera: Camera,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            directory: None,
+            formats: default_formats(),
+            every: 1,
+            checkpoint_every: 1,
+            camera: Camera::default(),
+        }
+    }
+}
+
+fn one_u32() -> u32 {
+    1
+}
+fn default_formats() -> Vec<Format> {
+    vec![Format::Ply, Format::Vtk, Format::Png]
+}
+
+/// A per-frame output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Liquid surface (and obstacles) as binary PLY with per-vertex velocity.
+    Ply,
+    /// Liquid surface as Wavefront OBJ.
+    Obj,
+    /// VTK image data (level set, velocity, pressure) and a `.pvd` time series.
+    Vtk,
+    /// A shaded preview image.
+    Png,
+}
+
+/// The preview camera.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Camera {
+    /// Eye position (m); chosen to frame the domain when absent.
+    pub position: Option<[f64; 3]>,
+    /// Point looked at (m); the domain centre when absent.
+    pub look_at: Option<[f64; 3]>,
+    /// Vertical field of view (degrees).
+    #[serde(default = "default_fov")]
+    pub fov: f64,
+    /// Image width (pixels).
+    #[serde(default = "default_width")]
+    pub width: u32,
+    /// Image height (pixels).
+    #[serde(default = "default_height")]
+    pub height: u32,
+}
+
+impl Default for Camera {
+    fn default() -> Self {
+        Camera { position: None, look_at: None, fov: default_fov(), width: default_width(), height: default_height() }
+    }
+}
+
+fn default_fov() -> f64 {
+    40.0
+}
+fn default_width() -> u32 {
+    960
+}
+fn default_height() -> u32 {
+    540
+}

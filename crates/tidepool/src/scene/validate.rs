@@ -1,0 +1,265 @@
+//! Scene validation: every value checked, shapes resolved, the grid laid out.
+
+use super::locate;
+use super::schema::*;
+use crate::error::SceneError;
+use crate::fluids::eulerian::estimate_memory_bytes;
+use crate::geometry::{mesh_io, Shape, TriMesh};
+use crate::grid::Grid;
+use crate::math::{vec3, Real, Vec3};
+use nalgebra::Rotation3;
+use std::path::Path;
+
+pub(super) struct Context<'a> {
+    pub text: &'a str,
+    pub label: &'a str,
+    pub base_dir: &'a Path,
+}
+
+impl Context<'_> {
+    fn error(&self, key: &str, message: impl Into<String>) -> SceneError {
+        SceneError {
+            file: self.label.to_string(),
+            position: locate(self.text, key),
+            key: Some(key.to_string()),
+            message: message.into(),
+        }
+    }
+
+    fn check(&self, ok: bool, key: &str, message: impl FnOnce() -> String) -> Result<(), SceneError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(self.error(key, message()))
+        }
+    }
+
+    fn finite3(&self, v: &[f64; 3], key: &str) -> Result<(), SceneError> {
+        self.check(v.iter().all(|c| c.is_finite()), key, || format!("expected three finite numbers, got {v:?}"))
+    }
+
+    fn positive(&self, v: f64, key: &str, what: &str) -> Result<(), SceneError> {
+        self.check(v.is_finite() && v > 0.0, key, || format!("expected a positive {what}, got {v}"))
+    }
+}
+
+pub(super) struct Resolved {
+    pub scene: Scene,
+    pub grid: Grid,
+    pub regions: Vec<(Operation, Shape)>,
+    pub sources: Vec<Shape>,
+    pub obstacles: Vec<(String, Shape)>,
+}
+
+pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneError> {
+    let sim = &scene.simulation;
+    cx.check(sim.frames >= 1, "simulation.frames", || "expected at least 1 frame, got 0".into())?;
+    cx.positive(sim.fps, "simulation.fps", "number of frames per second")?;
+    cx.check(sim.cfl.is_finite() && sim.cfl > 0.0 && sim.cfl <= 10.0, "simulation.cfl", || {
+        format!("expected a CFL number in (0, 10] (cells travelled per substep), got {}", sim.cfl)
+    })?;
+    cx.finite3(&sim.gravity, "simulation.gravity")?;
+    cx.positive(sim.max_speed, "simulation.max_speed", "speed in m/s")?;
+
+    let grid = layout_grid(&scene.domain, cx)?;
+
+    let liquid = &scene.liquid;
+    cx.positive(liquid.density, "liquid.density", "density in kg/m^3")?;
+    cx.check(liquid.pressure_tolerance > 0.0 && liquid.pressure_tolerance < 1.0, "liquid.pressure_tolerance", || {
+        format!("expected a relative tolerance in (0, 1), got {}", liquid.pressure_tolerance)
+    })?;
+    cx.check(liquid.pressure_max_iterations >= 1, "liquid.pressure_max_iterations", || {
+        "expected at least 1 iteration".into()
+    })?;
+    cx.check(liquid.reseed_every >= 1, "liquid.reseed_every", || "expected at least 1 substep".into())?;
+    cx.check(liquid.particles_per_cell <= 512, "liquid.particles_per_cell", || {
+        format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell)
+    })?;
+
+    let memory = estimate_memory_bytes(&grid, liquid.particles_per_cell as usize);
+    if let Some(available) = machine_memory_bytes() {
+        let key = if scene.domain.resolution.is_some() { "domain.resolution" } else { "domain.cell_size" };
+        cx.check(memory < available, key, || {
+            format!(
+                "{} x {} x {} cells need about {:.1} GiB, more than this machine's {:.1} GiB; \
+                 use a coarser grid",
+                grid.dims[0],
+                grid.dims[1],
+                grid.dims[2],
+                memory as f64 / GIB,
+                available as f64 / GIB
+            )
+        })?;
+    }
+
+    let mut regions = Vec::new();
+    for (n, region) in liquid.region.iter().enumerate() {
+        let key = format!("liquid.region[{n}].shape");
+        let shape = resolve_shape(&region.shape, &key, cx)?;
+        inside_domain(&shape, &grid, &key, "liquid region", cx)?;
+        regions.push((region.operation, shape));
+    }
+    let mut sources = Vec::new();
+    for (n, source) in liquid.source.iter().enumerate() {
+        let key = format!("liquid.source[{n}]");
+        let shape = resolve_shape(&source.shape, &format!("{key}.shape"), cx)?;
+        inside_domain(&shape, &grid, &format!("{key}.shape"), "liquid source", cx)?;
+        cx.finite3(&source.velocity, &format!("{key}.velocity"))?;
+        cx.check(source.start.is_finite() && source.start >= 0.0, &format!("{key}.start"), || {
+            format!("expected a start time >= 0 s, got {}", source.start)
+        })?;
+        if let Some(end) = source.end {
+            cx.check(end.is_finite() && end > source.start, &format!("{key}.end"), || {
+                format!("expected an end time after the start ({} s), got {end}", source.start)
+            })?;
+        }
+        sources.push(shape);
+    }
+    let mut obstacles = Vec::new();
+    for (n, obstacle) in scene.obstacles.iter().enumerate() {
+        let key = format!("obstacle[{n}].shape");
+        let shape = resolve_shape(&obstacle.shape, &key, cx)?;
+        inside_domain(&shape, &grid, &key, "obstacle", cx)?;
+        let name = obstacle.name.clone().unwrap_or_else(|| format!("obstacle_{n}"));
+        obstacles.push((name, shape));
+    }
+
+    let out = &scene.output;
+    cx.check(out.every >= 1, "output.every", || "expected at least 1 (write every N frames)".into())?;
+    for (n, f) in out.formats.iter().enumerate() {
+        cx.check(!out.formats[..n].contains(f), &format!("output.formats[{n}]"), || {
+            format!("format {f:?} is listed twice")
+        })?;
+    }
+    let cam = &out.camera;
+    cx.check(cam.fov > 1.0 && cam.fov < 170.0, "output.camera.fov", || {
+        format!("expected a vertical field of view in degrees between 1 and 170, got {}", cam.fov)
+    })?;
+    for (value, key) in [(cam.width, "output.camera.width"), (cam.height, "output.camera.height")] {
+        cx.check((16..=8192).contains(&value), key, || format!("expected 16 to 8192 pixels, got {value}"))?;
+    }
+    if let Some(p) = &cam.position {
+        cx.finite3(p, "output.camera.position")?;
+    }
+    if let Some(p) = &cam.look_at {
+        cx.finite3(p, "output.camera.look_at")?;
+    }
+    if let (Some(p), Some(l)) = (&cam.position, &cam.look_at) {
+        cx.check(p != l, "output.camera.look_at", || "the camera cannot look at its own position".into())?;
+    }
+    Ok(Resolved { scene, grid, regions, sources, obstacles })
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+fn layout_grid(domain: &Domain, cx: &Context) -> Result<Grid, SceneError> {
+    cx.finite3(&domain.min, "domain.min")?;
+    cx.finite3(&domain.max, "domain.max")?;
+    let (min, max) = (vec3(domain.min), vec3(domain.max));
+    let size = max - min;
+    for (a, axis) in ["x", "y", "z"].iter().enumerate() {
+        cx.check(size[a] > 0.0, "domain.max", || {
+            format!("expected domain.max.{axis} ({}) to be greater than domain.min.{axis} ({})", max[a], min[a])
+        })?;
+    }
+    let dx = match (domain.resolution, domain.cell_size) {
+        (Some(_), Some(_)) => {
+            return Err(cx.error("domain", "give either `resolution` or `cell_size`, not both"));
+        }
+        (None, None) => {
+            return Err(cx.error(
+                "domain",
+                "missing the grid size: give `resolution` (cells along the longest side) or `cell_size` (m)",
+            ));
+        }
+        (Some(n), None) => {
+            cx.check(n >= 2, "domain.resolution", || format!("expected at least 2 cells, got {n}"))?;
+            size.max() / n as Real
+        }
+        (None, Some(h)) => {
+            cx.positive(h, "domain.cell_size", "cell size in m")?;
+            h
+        }
+    };
+    let key = if domain.resolution.is_some() { "domain.resolution" } else { "domain.cell_size" };
+    let mut dims = [0usize; 3];
+    for (a, axis) in ["x", "y", "z"].iter().enumerate() {
+        let n = (size[a] / dx).round();
+        cx.check(n >= 2.0, key, || {
+            format!("the domain is only {n} cell(s) along {axis}; it needs at least 2 (use a finer grid)")
+        })?;
+        cx.check(n <= 1e5, key, || format!("{n} cells along {axis} is beyond any machine's memory"))?;
+        dims[a] = n as usize;
+    }
+    Ok(Grid { dims, dx, origin: min })
+}
+
+fn inside_domain(shape: &Shape, grid: &Grid, key: &str, what: &str, cx: &Context) -> Result<(), SceneError> {
+    let (lo, hi) = shape.bounds();
+    let (dlo, dhi) = (grid.origin, grid.max_corner());
+    let overlaps = (0..3).all(|a| lo[a] < dhi[a] && hi[a] > dlo[a]);
+    cx.check(overlaps, key, || {
+        format!(
+            "the {what} (bounds {:?} to {:?}) lies entirely outside the domain ({:?} to {:?})",
+            lo.as_slice(),
+            hi.as_slice(),
+            dlo.as_slice(),
+            dhi.as_slice()
+        )
+    })
+}
+
+fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, SceneError> {
+    match spec {
+        ShapeSpec::Box { min, max } => {
+            cx.finite3(min, &format!("{key}.box.min"))?;
+            cx.finite3(max, &format!("{key}.box.max"))?;
+            cx.check((0..3).all(|a| max[a] > min[a]), &format!("{key}.box.max"), || {
+                format!("expected every component of max {max:?} to exceed min {min:?}")
+            })?;
+            Ok(Shape::Box { min: vec3(*min), max: vec3(*max) })
+        }
+        ShapeSpec::Sphere { center, radius } => {
+            cx.finite3(center, &format!("{key}.sphere.center"))?;
+            cx.positive(*radius, &format!("{key}.sphere.radius"), "radius in m")?;
+            Ok(Shape::Sphere { center: vec3(*center), radius: *radius })
+        }
+        ShapeSpec::Cylinder { from, to, radius } => {
+            cx.finite3(from, &format!("{key}.cylinder.from"))?;
+            cx.finite3(to, &format!("{key}.cylinder.to"))?;
+            cx.check(from != to, &format!("{key}.cylinder.to"), || "the cylinder's ends coincide".into())?;
+            cx.positive(*radius, &format!("{key}.cylinder.radius"), "radius in m")?;
+            Ok(Shape::Cylinder { from: vec3(*from), to: vec3(*to), radius: *radius })
+        }
+        ShapeSpec::Mesh { path, scale, rotate, translate } => {
+            cx.positive(*scale, &format!("{key}.mesh.scale"), "scale factor")?;
+            cx.finite3(rotate, &format!("{key}.mesh.rotate"))?;
+            cx.finite3(translate, &format!("{key}.mesh.translate"))?;
+            let file = cx.base_dir.join(path);
+            let path_key = format!("{key}.mesh.path");
+            let mut mesh = mesh_io::read_closed_mesh(&file)
+                .map_err(|e| cx.error(&path_key, format!("mesh `{}`: {e}", file.display())))?;
+            place(&mut mesh, *scale, rotate, translate);
+            Shape::mesh(mesh).map_err(|e| cx.error(&path_key, format!("mesh `{}`: {e}", file.display())))
+        }
+    }
+}
+
+/// Scales, rotates (degrees about x, then y, then z) and translates a mesh.
+fn place(mesh: &mut TriMesh, scale: f64, rotate: &[f64; 3], translate: &[f64; 3]) {
+    let r = rotate.map(f64::to_radians);
+    let rotation = Rotation3::from_axis_angle(&Vec3::z_axis(), r[2])
+        * Rotation3::from_axis_angle(&Vec3::y_axis(), r[1])
+        * Rotation3::from_axis_angle(&Vec3::x_axis(), r[0]);
+    for v in &mut mesh.vertices {
+        *v = rotation * (*v * scale) + vec3(*translate);
+    }
+}
+
+/// Total physical memory, from `/proc/meminfo` (None where unavailable).
+fn machine_memory_bytes() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
