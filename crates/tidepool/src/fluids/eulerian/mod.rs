@@ -152,8 +152,9 @@ impl LevelSetLiquid {
     }
 
     /// Moves the surface through the current velocity over `dt`: particles and level set are
-    /// advected, the level set is corrected by escaped particles, reinitialised and corrected
-    /// again, particle radii are updated, and every `reseed_every` substeps particles are reseeded.
+    /// advected, the level set is corrected by escaped particles and reinitialised (which keeps
+    /// the corrected surface in place, so no second correction is needed), particle radii are
+    /// updated, and every `reseed_every` substeps particles are reseeded.
     pub fn advect_surface(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, step: u64) {
         let use_particles = self.params.particles_per_cell > 0;
         if use_particles {
@@ -165,7 +166,6 @@ impl LevelSetLiquid {
         }
         reinitialize(grid, &mut self.phi, LEVEL_SET_BAND * grid.dx);
         if use_particles {
-            particles::correct(grid, &mut self.phi, &self.particles);
             particles::adjust_radii(grid, &self.phi, &mut self.particles);
             if (step + 1) % self.params.reseed_every == 0 {
                 let key = [self.params.seed, step + 1];
