@@ -36,26 +36,30 @@ pub fn advect(
     dt: Real,
     scheme: AdvectionScheme,
 ) -> Array3<Real> {
-    let semi_lagrangian = |source: &Array3<Real>, dt: Real| {
-        let mut out = Array3::filled(source.dims(), 0.0);
-        out.par_fill_with(|i, j, k| {
-            let x = grid.position(loc, i, j, k);
-            grid.interpolate(source, loc, &backtrace(grid, velocity, &x, dt))
-        });
-        out
-    };
-    let forward = semi_lagrangian(field, dt);
+    let dims = field.dims();
     match scheme {
-        AdvectionScheme::SemiLagrangian => forward,
-        AdvectionScheme::MacCormack => {
-            let backward = semi_lagrangian(&forward, -dt);
-            let mut out = Array3::filled(field.dims(), 0.0);
+        AdvectionScheme::SemiLagrangian => {
+            let mut out = Array3::filled(dims, 0.0);
             out.par_fill_with(|i, j, k| {
-                let fwd = forward.get(i, j, k);
-                let corrected = fwd + 0.5 * (field.get(i, j, k) - backward.get(i, j, k));
                 let x = grid.position(loc, i, j, k);
-                let origin = backtrace(grid, velocity, &x, dt);
-                let (_, lo, hi) = grid.interpolate_with_bounds(field, loc, &origin);
+                grid.interpolate(field, loc, &backtrace(grid, velocity, &x, dt))
+            });
+            out
+        }
+        AdvectionScheme::MacCormack => {
+            // Forward step, keeping the range of the values it blended for the clamp.
+            let mut forward = Array3::filled(dims, (0.0, 0.0, 0.0));
+            forward.par_fill_with(|i, j, k| {
+                let x = grid.position(loc, i, j, k);
+                grid.interpolate_with_bounds(field, loc, &backtrace(grid, velocity, &x, dt))
+            });
+            let values = forward.par_map(|_, _, _, f| f.0);
+            let mut out = Array3::filled(dims, 0.0);
+            out.par_fill_with(|i, j, k| {
+                let (fwd, lo, hi) = forward.get(i, j, k);
+                let x = grid.position(loc, i, j, k);
+                let back = grid.interpolate(&values, loc, &backtrace(grid, velocity, &x, -dt));
+                let corrected = fwd + 0.5 * (field.get(i, j, k) - back);
                 if corrected < lo || corrected > hi {
                     fwd
                 } else {

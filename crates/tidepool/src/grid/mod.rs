@@ -100,53 +100,69 @@ impl Grid {
 
     /// Trilinear interpolation of `a` (samples at `loc`) at world position `x`; positions outside
     /// the sample box are clamped to it (constant extension).
+    #[inline]
     pub fn interpolate(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> Real {
-        let (base, w) = self.stencil(a.dims(), loc, x);
-        let mut s = 0.0;
-        for (n, weight) in corner_weights(&w) {
-            s += weight * a.get(base[0] + n[0], base[1] + n[1], base[2] + n[2]);
-        }
-        s
+        let (v, w) = self.stencil(a, loc, x);
+        let x00 = lerp(v[0], v[1], w[0]);
+        let x10 = lerp(v[2], v[3], w[0]);
+        let x01 = lerp(v[4], v[5], w[0]);
+        let x11 = lerp(v[6], v[7], w[0]);
+        lerp(lerp(x00, x10, w[1]), lerp(x01, x11, w[1]), w[2])
     }
 
     /// Like [`Grid::interpolate`], also returning the minimum and maximum of the eight samples
     /// that were blended (the bounds used to clamp MacCormack advection).
     pub fn interpolate_with_bounds(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> (Real, Real, Real) {
-        let (base, w) = self.stencil(a.dims(), loc, x);
-        let (mut s, mut lo, mut hi) = (0.0, Real::INFINITY, Real::NEG_INFINITY);
-        for (n, weight) in corner_weights(&w) {
-            let v = a.get(base[0] + n[0], base[1] + n[1], base[2] + n[2]);
-            s += weight * v;
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-        (s, lo, hi)
+        let (v, _) = self.stencil(a, loc, x);
+        let lo = v.iter().copied().fold(Real::INFINITY, Real::min);
+        let hi = v.iter().copied().fold(Real::NEG_INFINITY, Real::max);
+        (self.interpolate(a, loc, x), lo, hi)
     }
 
-    /// Gradient of the trilinear interpolant of `a` at `x`, by central differences over half a
-    /// cell.
+    /// The gradient of the trilinear interpolant of `a` at `x` (exact inside each box of the
+    /// sample lattice; zero along directions clamped outside it).
     pub fn gradient(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> Vec3 {
-        let h = 0.5 * self.dx;
-        Vec3::from_fn(|axis, _| {
-            let mut e = Vec3::zeros();
-            e[axis] = h;
-            (self.interpolate(a, loc, &(x + e)) - self.interpolate(a, loc, &(x - e))) / (2.0 * h)
-        })
+        let (v, w) = self.stencil(a, loc, x);
+        // d/dx: differences along x blended in y and z; likewise for y and z.
+        let gx = lerp(lerp(v[1] - v[0], v[3] - v[2], w[1]), lerp(v[5] - v[4], v[7] - v[6], w[1]), w[2]);
+        let gy = lerp(lerp(v[2] - v[0], v[3] - v[1], w[0]), lerp(v[6] - v[4], v[7] - v[5], w[0]), w[2]);
+        let gz = lerp(lerp(v[4] - v[0], v[5] - v[1], w[0]), lerp(v[6] - v[2], v[7] - v[3], w[0]), w[1]);
+        Vec3::new(gx, gy, gz) / self.dx
     }
 
-    /// Lower sample index and fractional weights of the trilinear stencil around `x`.
-    fn stencil(&self, dims: [usize; 3], loc: Location, x: &Vec3) -> ([usize; 3], [Real; 3]) {
+    /// The eight samples around `x` (corner `c` at offset `(c & 1, (c >> 1) & 1, (c >> 2) & 1)`)
+    /// and the fractional position among them.
+    #[inline]
+    fn stencil(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> ([Real; 8], [Real; 3]) {
+        let dims = a.dims();
         let o = loc.offset();
+        let inv = 1.0 / self.dx;
         let mut base = [0usize; 3];
+        let mut step = [0usize; 3];
         let mut w = [0.0; 3];
-        for a in 0..3 {
-            let n = dims[a];
-            let g = ((x[a] - self.origin[a]) / self.dx - o[a]).clamp(0.0, (n - 1) as Real);
-            let b = (g.floor() as usize).min(n.saturating_sub(2));
-            base[a] = b;
-            w[a] = if n > 1 { g - b as Real } else { 0.0 };
+        for axis in 0..3 {
+            let n = dims[axis];
+            let g = ((x[axis] - self.origin[axis]) * inv - o[axis]).clamp(0.0, (n - 1) as Real);
+            // `g >= 0`, so truncation is the floor (and avoids a libm call).
+            let b = (g as usize).min(n.saturating_sub(2));
+            base[axis] = b;
+            step[axis] = usize::from(n > 1);
+            w[axis] = if n > 1 { g - b as Real } else { 0.0 };
         }
-        (base, w)
+        let data = a.as_slice();
+        let (sx, sy, sz) = (step[0], step[1] * dims[0], step[2] * dims[0] * dims[1]);
+        let c = base[0] + dims[0] * (base[1] + dims[1] * base[2]);
+        let v = [
+            data[c],
+            data[c + sx],
+            data[c + sy],
+            data[c + sx + sy],
+            data[c + sz],
+            data[c + sx + sz],
+            data[c + sy + sz],
+            data[c + sx + sy + sz],
+        ];
+        (v, w)
     }
 
     /// The cell containing `x`, clamped into the grid.
@@ -176,16 +192,9 @@ impl Grid {
     }
 }
 
-/// The eight corner offsets of a trilinear stencil with their weights.
-fn corner_weights(w: &[Real; 3]) -> impl Iterator<Item = ([usize; 3], Real)> + '_ {
-    (0..8).map(move |c| {
-        let n = [c & 1, (c >> 1) & 1, (c >> 2) & 1];
-        let mut weight = 1.0;
-        for a in 0..3 {
-            weight *= if n[a] == 1 { w[a] } else { 1.0 - w[a] };
-        }
-        (n, weight)
-    })
+#[inline]
+fn lerp(p: Real, q: Real, t: Real) -> Real {
+    p + t * (q - p)
 }
 
 /// A velocity field on a MAC grid: component `a` lives on the faces normal to axis `a`.

@@ -161,11 +161,16 @@ impl Raster {
         }
     }
 
+    /// Draws a mesh smooth-shaded, except across creases sharper than about 40 degrees (box
+    /// edges), where the triangle's own normal is used.
     fn mesh(&mut self, mesh: &TriMesh, material: Material) {
         let normals = mesh.vertex_normals();
         for t in &mesh.triangles {
             let idx = t.map(|i| i as usize);
-            self.triangle(idx.map(|i| mesh.vertices[i]), idx.map(|i| normals[i]), material);
+            let p = idx.map(|i| mesh.vertices[i]);
+            let face = (p[1] - p[0]).cross(&(p[2] - p[0])).try_normalize(1e-20).unwrap_or_default();
+            let n = idx.map(|i| if normals[i].dot(&face) > 0.77 { normals[i] } else { face });
+            self.triangle(p, n, material);
         }
     }
 

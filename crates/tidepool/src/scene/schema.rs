@@ -174,7 +174,7 @@ fn default_pressure_max_iterations() -> u32 {
     2000
 }
 fn default_particles_per_cell() -> u32 {
-    32
+    16
 }
 fn default_reseed_every() -> u32 {
     10
