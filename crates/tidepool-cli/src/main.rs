@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tidepool::driver::{Driver, RunOutcome};
-use tidepool::output::{self, checkpoint, RunInfo};
+use tidepool::driver::RunOutcome;
+use tidepool::output::{self, RunInfo};
 use tidepool::scene::{self, LoadedScene};
+use tidepool::session;
 use tidepool::world::World;
-use tidepool::Error;
+use tidepool::{Error, SceneError};
 
 /// Exit status: the run completed.
 const EXIT_OK: u8 = 0;
@@ -88,7 +89,7 @@ fn main() -> ExitCode {
             let code = match err.downcast_ref::<Error>() {
                 Some(Error::Scene(_)) => EXIT_INVALID_INPUT,
                 Some(Error::BlowUp { .. }) => EXIT_UNSTABLE,
-                _ if err.downcast_ref::<UsageError>().is_some() => EXIT_INVALID_INPUT,
+                _ if err.is::<SceneError>() || err.is::<UsageError>() => EXIT_INVALID_INPUT,
                 _ => EXIT_FAILURE,
             };
             ExitCode::from(code)
@@ -134,36 +135,25 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         }
         loaded.scene.simulation.frames = frames;
     }
-    let dir = args
-        .out
-        .clone()
-        .or_else(|| loaded.scene.output.directory.as_ref().map(PathBuf::from))
-        .unwrap_or_else(|| Path::new("out").join(&loaded.name));
+    let dir = session::output_directory(&loaded, args.out.as_deref());
     let last_frame = loaded.scene.simulation.frames;
-    let mut world = World::build(&loaded);
-    let resumed = if args.resume { Some(checkpoint::resume(&dir, &mut world, &loaded.scene)?) } else { None };
     let info = RunInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: std::env::args().collect(),
         threads,
         start_time: output::utc_now_rfc3339(),
         scene: loaded.path.as_ref().map(|p| p.display().to_string()),
-        resumed_after_frame: resumed,
+        resumed_after_frame: None,
     };
-    output::prepare(&dir, &loaded, &info)?;
-    let sinks = output::sinks(&loaded, &dir, resumed)?;
     if !args.quiet {
         let what = loaded.path.as_ref().map_or("the built-in default scene".to_string(), |p| p.display().to_string());
-        let [nx, ny, nz] = world.grid.dims;
+        let [nx, ny, nz] = loaded.grid.dims;
         eprintln!("tidepool: simulating {what} ({nx} x {ny} x {nz} cells, {threads} threads)");
         eprintln!("tidepool: writing frames to {}", dir.display());
-        if let Some(f) = resumed {
-            eprintln!("tidepool: resuming after frame {f}");
-        }
     }
-    let mut driver = Driver::new(world, sinks);
-    if resumed.is_none() {
-        driver.write_current_frame()?;
+    let (mut driver, resumed) = session::start(&loaded, &dir, args.resume, info)?;
+    if let (Some(f), false) = (resumed, args.quiet) {
+        eprintln!("tidepool: resuming after frame {f}");
     }
     let stop = Arc::new(AtomicBool::new(false));
     {

@@ -14,6 +14,7 @@ pub mod math;
 pub mod output;
 pub mod pipeline;
 pub mod scene;
+pub mod session;
 pub mod solids;
 pub mod world;
 

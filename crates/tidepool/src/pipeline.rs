@@ -87,7 +87,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     let speed = liquid.max_speed();
     if speed > world.settings.max_speed {
         return Err(format!(
-            "the liquid reached {speed:.1} m/s, above simulation.max_speed = {} m/s",
+            "the liquid reached {speed:.3} m/s, above simulation.max_speed = {} m/s",
             world.settings.max_speed
         ));
     }

@@ -4,9 +4,8 @@
 
 use super::array::NEIGHBOURS;
 use super::fraction::cube_fraction_inside;
-use super::{Array3, Grid, Location, MacVelocity};
-use crate::math::Vec3;
-use crate::math::Real;
+use super::{Array3, Grid, Location};
+use crate::math::{Real, Vec3};
 use tidepool_linalg::reduce::sum_by;
 
 /// Rebuilds `phi` as a signed distance function, capping `|phi|` at `max_distance`, while
@@ -211,7 +210,6 @@ pub fn volume_inside(grid: &Grid, phi: &Array3<Real>, solid: Option<&Array3<Real
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::Location;
     use std::f64::consts::PI;
 
     #[test]
@@ -262,92 +260,4 @@ mod tests {
         let slab = grid.sample_fn(Location::Cell, |x| x.y - 0.1);
         assert!((volume_inside(&grid, &pool, Some(&slab)) - 0.2).abs() < 1e-12);
     }
-}
-
-/// Fifth-order WENO approximation of a one-sided derivative from five consecutive differences
-/// `v1..v5` ordered along the upwind direction (Jiang & Peng 2000; Osher & Fedkiw sec. 3.4).
-fn weno5(v1: Real, v2: Real, v3: Real, v4: Real, v5: Real) -> Real {
-    let p1 = v1 / 3.0 - 7.0 * v2 / 6.0 + 11.0 * v3 / 6.0;
-    let p2 = -v2 / 6.0 + 5.0 * v3 / 6.0 + v4 / 3.0;
-    let p3 = v3 / 3.0 + 5.0 * v4 / 6.0 - v5 / 6.0;
-    let s1 = 13.0 / 12.0 * (v1 - 2.0 * v2 + v3).powi(2) + 0.25 * (v1 - 4.0 * v2 + 3.0 * v3).powi(2);
-    let s2 = 13.0 / 12.0 * (v2 - 2.0 * v3 + v4).powi(2) + 0.25 * (v2 - v4).powi(2);
-    let s3 = 13.0 / 12.0 * (v3 - 2.0 * v4 + v5).powi(2) + 0.25 * (3.0 * v3 - 4.0 * v4 + v5).powi(2);
-    let eps = 1e-6 * [v1, v2, v3, v4, v5].iter().map(|v| v * v).fold(0.0, Real::max) + 1e-99;
-    let a1 = 0.1 / (s1 + eps).powi(2);
-    let a2 = 0.6 / (s2 + eps).powi(2);
-    let a3 = 0.3 / (s3 + eps).powi(2);
-    (a1 * p1 + a2 * p2 + a3 * p3) / (a1 + a2 + a3)
-}
-
-/// `-(u . grad phi)` at cell `c` with upwinded HJ-WENO5 derivatives (constant extension beyond
-/// the domain).
-fn weno_rate(phi: &Array3<Real>, c: usize, velocity: &Vec3, dx: Real) -> Real {
-    let dims = phi.dims();
-    let idx = phi.coords(c);
-    let mut rate = 0.0;
-    for a in 0..3 {
-        let u = velocity[a];
-        if u == 0.0 {
-            continue;
-        }
-        let at = |o: isize| {
-            let mut p = idx;
-            p[a] = (idx[a] as isize + o).clamp(0, dims[a] as isize - 1) as usize;
-            phi.get(p[0], p[1], p[2])
-        };
-        // Differences D(o) = (phi[o] - phi[o - 1]) / dx for o = -2..=3.
-        let d: [Real; 6] = std::array::from_fn(|n| (at(n as isize - 2) - at(n as isize - 3)) / dx);
-        let derivative = if u > 0.0 {
-            weno5(d[0], d[1], d[2], d[3], d[4])
-        } else {
-            weno5(d[5], d[4], d[3], d[2], d[1])
-        };
-        rate -= u * derivative;
-    }
-    rate
-}
-
-/// Advects the level set through `velocity` over `dt` with HJ-WENO5 in space and third-order TVD
-/// Runge-Kutta in time, sub-cycled so that `dt sum_a |u_a| / dx <= 0.8`. Only cells within
-/// `band` of the surface move; the rest are rebuilt by [`reinitialize`].
-pub fn advect_level_set(grid: &Grid, velocity: &MacVelocity, phi: &Array3<Real>, dt: Real, band: Real) -> Array3<Real> {
-    use rayon::prelude::*;
-    let cells: Vec<usize> = phi.as_slice().par_iter().enumerate().filter(|(_, v)| v.abs() < band).map(|(c, _)| c).collect();
-    let speeds: Vec<Vec3> = cells
-        .par_iter()
-        .map(|&c| {
-            let [i, j, k] = phi.coords(c);
-            velocity.at_cell(i, j, k)
-        })
-        .collect();
-    let fastest = speeds.iter().map(|u| u.abs().sum()).fold(0.0, Real::max);
-    let substeps = (dt * fastest / (0.8 * grid.dx)).ceil().max(1.0) as usize;
-    let h = dt / substeps as Real;
-    let mut current = phi.clone();
-    let stage = |from: &Array3<Real>, base: &Array3<Real>, weight: Real| -> Vec<Real> {
-        // weight * base + (1 - weight) * (from + h L(from)) on the band cells.
-        cells
-            .par_iter()
-            .zip(speeds.par_iter())
-            .map(|(&c, u)| {
-                let euler = from.as_slice()[c] + h * weno_rate(from, c, u, grid.dx);
-                weight * base.as_slice()[c] + (1.0 - weight) * euler
-            })
-            .collect()
-    };
-    let scatter = |target: &mut Array3<Real>, values: Vec<Real>| {
-        for (&c, v) in cells.iter().zip(values) {
-            target.as_mut_slice()[c] = v;
-        }
-    };
-    for _ in 0..substeps {
-        let mut first = current.clone();
-        scatter(&mut first, stage(&current, &current, 0.0));
-        let mut second = current.clone();
-        scatter(&mut second, stage(&first, &current, 0.75));
-        let third = stage(&second, &current, 1.0 / 3.0);
-        scatter(&mut current, third);
-    }
-    current
 }

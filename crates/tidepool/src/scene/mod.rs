@@ -43,12 +43,8 @@ pub struct LoadedScene {
 /// Reads, parses and validates a scene file. Mesh paths are relative to the scene's directory.
 pub fn load(path: &Path) -> Result<LoadedScene, SceneError> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SceneError {
-        file: label.clone(),
-        position: None,
-        key: None,
-        message: format!("cannot read the scene file: {e}"),
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SceneError::new(&label, None, None, &format!("cannot read the scene file: {e}")))?;
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scene").to_string();
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse(&text, &label, &name, Some(path.to_path_buf()), &base)
@@ -68,12 +64,8 @@ pub fn parse(
     path: Option<PathBuf>,
     base_dir: &Path,
 ) -> Result<LoadedScene, SceneError> {
-    let scene: Scene = toml::from_str(text).map_err(|e| SceneError {
-        file: label.to_string(),
-        position: e.span().map(|s| line_column(text, s.start)),
-        key: None,
-        message: e.message().trim().to_string(),
-    })?;
+    let scene: Scene = toml::from_str(text)
+        .map_err(|e| SceneError::new(label, e.span().map(|s| line_column(text, s.start)), None, e.message()))?;
     let context = validate::Context { text, label, base_dir };
     validate::validate(scene, &context).map(|resolved| LoadedScene {
         scene: resolved.scene,

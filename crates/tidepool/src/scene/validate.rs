@@ -18,12 +18,7 @@ pub(super) struct Context<'a> {
 
 impl Context<'_> {
     fn error(&self, key: &str, message: impl Into<String>) -> SceneError {
-        SceneError {
-            file: self.label.to_string(),
-            position: locate(self.text, key),
-            key: Some(key.to_string()),
-            message: message.into(),
-        }
+        SceneError::new(self.label, locate(self.text, key), Some(key.to_string()), &message.into())
     }
 
     fn check(&self, ok: bool, key: &str, message: impl FnOnce() -> String) -> Result<(), SceneError> {

@@ -9,9 +9,9 @@ pub mod projection;
 
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::marching_cubes::marching_cubes;
-use crate::grid::advection::{advect_velocity, AdvectionScheme};
+use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
 use crate::grid::extrapolate::extrapolate;
-use crate::grid::level_set::{advect_level_set, reinitialize, volume_inside};
+use crate::grid::level_set::{reinitialize, volume_inside};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::StaticSolids;
@@ -160,7 +160,7 @@ impl LevelSetLiquid {
         if use_particles {
             particles::advect(grid, &self.velocity, &mut self.particles, dt);
         }
-        self.phi = advect_level_set(grid, &self.velocity, &self.phi, dt, (LEVEL_SET_BAND - 1.0) * grid.dx);
+        self.phi = advect(grid, &self.velocity, &self.phi, Location::Cell, dt, self.params.advection);
         if use_particles {
             particles::correct(grid, &mut self.phi, &self.particles);
         }

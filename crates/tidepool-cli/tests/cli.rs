@@ -1,0 +1,119 @@
+//! The `tidepool` command: exit codes, messages, Ctrl-C and resume.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn tidepool(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tidepool")).args(args).output().expect("runs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tidepool-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_scene(dir: &Path, frames: u32, extra: &str) -> PathBuf {
+    let path = dir.join("scene.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[simulation]\nframes = {frames}\n{extra}\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [1.0, 0.6, 0.4]\nresolution = 20\n\n\
+             [[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [0.35, 0.45, 0.4] }}\n\n\
+             [output]\nformats = [\"ply\"]\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn stats_lines(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("stats.jsonl")).map_or(0, |s| s.lines().count())
+}
+
+#[test]
+fn check_prints_the_grid_and_estimates() {
+    let dir = temp("check");
+    let scene = write_scene(&dir, 2, "");
+    let out = tidepool(&["check", scene.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in ["20 x 12 x 8 = 1920 cells", "memory", "time step"] {
+        assert!(text.contains(needle), "{text}");
+    }
+}
+
+#[test]
+fn invalid_input_exits_with_2_and_a_located_message() {
+    let dir = temp("invalid");
+    let scene = dir.join("bad.toml");
+    std::fs::write(&scene, "[simulation]\nframes = 2\nspeed = 3\n").unwrap();
+    for args in [vec!["check", scene.to_str().unwrap()], vec!["run", scene.to_str().unwrap(), "--quiet"]] {
+        let out = tidepool(&args);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("bad.toml:3:1") && err.contains("unknown field `speed`"), "{err}");
+    }
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--threads", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tidepool(&["bench", "--case", "no-such-case"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("poisson-128"));
+    let out = tidepool(&["run", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn run_writes_frames_where_it_says() {
+    let dir = temp("run");
+    let scene = write_scene(&dir, 3, "");
+    let out_dir = dir.join("frames");
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--frames", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(out_dir.to_str().unwrap()));
+    assert_eq!(stats_lines(&out_dir), 3);
+    assert!(out_dir.join("surface_0002.ply").exists() && !out_dir.join("surface_0003.ply").exists());
+}
+
+#[test]
+fn instability_exits_with_3() {
+    let dir = temp("unstable");
+    let scene = write_scene(&dir, 10, "max_speed = 0.5");
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", dir.join("o").to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unstable in frame"));
+}
+
+#[test]
+fn ctrl_c_finishes_the_frame_and_resume_completes_the_run() {
+    let dir = temp("interrupt");
+    let scene = write_scene(&dir, 400, "");
+    let out_dir = dir.join("o");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tidepool"))
+        .args(["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--quiet"])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while stats_lines(&out_dir) < 3 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no frames written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let written = stats_lines(&out_dir);
+    assert!(written >= 3 && written < 401, "{written} frames");
+    // Every written frame is complete: its stats line parses and its surface exists.
+    let last = written - 1;
+    let stats = std::fs::read_to_string(out_dir.join("stats.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(stats.lines().last().unwrap()).unwrap();
+    assert_eq!(line["frame"], last as u64);
+    assert!(out_dir.join(format!("surface_{last:04}.ply")).exists());
+    // Resume the remaining frames (fewer, to keep the test short).
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--quiet", "--resume", "--frames", &(last + 2).to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stats_lines(&out_dir), last + 3);
+}

@@ -1,0 +1,79 @@
+//! Bad scenes give one clear error naming the file, the line and column or key, and what was
+//! expected; never a panic.
+
+mod common;
+
+use std::path::Path;
+use tidepool::scene;
+
+const HEAD: &str = "[simulation]\nframes = 2\n\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [1.0, 1.0, 1.0]\nresolution = 8\n";
+
+/// (name, scene text, expected line, text the message must contain)
+fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)> {
+    let open_mesh = dir.join("open.obj");
+    std::fs::write(&open_mesh, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    let corrupt = dir.join("corrupt.ply");
+    std::fs::write(&corrupt, b"ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\nend_header\n\x01\x02").unwrap();
+    let mesh = |path: &Path| format!("{HEAD}\n[[obstacle]]\nshape.mesh = {{ path = \"{}\" }}\n", path.display());
+    vec![
+        ("malformed toml", "[simulation\nframes = 2\n".into(), Some(1), "expected `]`"),
+        ("unknown key", "[simulation]\nframez = 2\n".into(), Some(2), "unknown field `framez`"),
+        ("missing key", "[simulation]\nfps = 24\n[domain]\nmin = [0,0,0]\nmax = [1,1,1]\nresolution = 8\n".into(), Some(1), "missing field `frames`"),
+        ("wrong type", "[simulation]\nframes = \"ten\"\n".into(), Some(2), "invalid type"),
+        ("zero resolution", HEAD.replace("resolution = 8", "resolution = 0"), Some(7), "at least 2 cells"),
+        ("inverted domain", HEAD.replace("max = [1.0, 1.0, 1.0]", "max = [1.0, -1.0, 1.0]"), Some(6), "greater than domain.min.y"),
+        ("both grid sizes", HEAD.replace("resolution = 8", "resolution = 8\ncell_size = 0.1"), Some(4), "not both"),
+        ("no grid size", HEAD.replace("resolution = 8", ""), Some(4), "missing the grid size"),
+        ("negative radius", format!("{HEAD}\n[[liquid.region]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = -1.0 }}\n"), Some(10), "positive radius"),
+        ("region outside", format!("{HEAD}\n[[liquid.region]]\nshape.box = {{ min = [2.0, 2.0, 2.0], max = [3.0, 3.0, 3.0] }}\n"), Some(10), "entirely outside the domain"),
+        ("unknown shape", format!("{HEAD}\n[[liquid.region]]\nshape.cone = {{ radius = 1.0 }}\n"), Some(10), "unknown variant `cone`"),
+        ("unknown boundary", HEAD.replace("resolution = 8", "resolution = 8\nboundary = { y_max = \"sticky\" }"), Some(8), "unknown variant `sticky`"),
+        ("source ends first", format!("{HEAD}\n[[liquid.source]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nstart = 1.0\nend = 0.5\n"), Some(12), "end time after the start"),
+        ("camera fov", format!("{HEAD}\n[output]\ncamera = {{ fov = 0.0 }}\n"), Some(10), "field of view"),
+        ("duplicate format", format!("{HEAD}\n[output]\nformats = [\"png\", \"png\"]\n"), Some(10), "listed twice"),
+        ("missing mesh", mesh(&dir.join("nowhere.obj")), Some(10), "nowhere.obj"),
+        ("open mesh", mesh(&open_mesh), Some(10), "must be closed"),
+        ("corrupt mesh", mesh(&corrupt), Some(10), "cannot read PLY"),
+        ("too much memory", HEAD.replace("resolution = 8", "resolution = 20000"), Some(7), "GiB"),
+    ]
+}
+
+#[test]
+fn each_bad_scene_gets_a_located_error() {
+    let dir = common::temp_dir("bad-input");
+    for (name, text, line, needle) in cases(&dir) {
+        let result = std::panic::catch_unwind(|| scene::parse(&text, "bad.toml", "bad", None, &dir));
+        let err = match result {
+            Ok(Ok(_)) => panic!("{name}: accepted"),
+            Ok(Err(e)) => e,
+            Err(_) => panic!("{name}: panicked"),
+        };
+        let message = err.to_string();
+        assert!(message.contains(needle), "{name}: `{message}` does not mention `{needle}`");
+        if let Some(line) = line {
+            assert_eq!(err.position.map(|p| p.0), Some(line), "{name}: `{message}`");
+            assert!(message.starts_with(&format!("bad.toml:{line}:")), "{name}: `{message}`");
+        }
+        assert!(!message.contains('\n'), "{name}: one paragraph, got `{message}`");
+    }
+}
+
+#[test]
+fn a_missing_scene_file_is_named() {
+    let err = scene::load(Path::new("/nonexistent/scene.toml")).unwrap_err();
+    assert!(err.to_string().starts_with("/nonexistent/scene.toml: cannot read the scene file"), "{err}");
+}
+
+#[test]
+fn meshes_in_obj_and_ply_give_the_same_obstacle() {
+    let volume = |file: &str| {
+        let text = format!("{HEAD}\n[[obstacle]]\nshape.mesh = {{ path = \"meshes/{file}\", scale = 0.2, translate = [0.5, 0.5, 0.5] }}\n");
+        let loaded = common::load(&text);
+        match &loaded.obstacles[0].1 {
+            tidepool::geometry::Shape::Mesh { surface, .. } => surface.signed_volume(),
+            other => panic!("not a mesh: {other:?}"),
+        }
+    };
+    let (obj, ply) = (volume("rock.obj"), volume("rock.ply"));
+    assert!(obj > 0.0 && (obj - ply).abs() < 1e-6 * obj, "{obj} vs {ply}");
+}

@@ -1,0 +1,41 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use tidepool::driver::{Driver, FrameRecord};
+use tidepool::scene::{self, LoadedScene};
+use tidepool::world::World;
+
+/// Parses scene text (mesh paths relative to the repository's `scenes/`).
+pub fn load(text: &str) -> LoadedScene {
+    scene::parse(text, "test.toml", "test", None, &scenes_dir()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The repository's `scenes/` directory.
+pub fn scenes_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
+}
+
+/// Runs `frames` frames without writing files and returns the records (frame 0 first).
+pub fn simulate(loaded: &LoadedScene, frames: u32) -> (World, Vec<FrameRecord>) {
+    let mut driver = Driver::new(World::build(loaded), Vec::new());
+    let mut records = vec![driver.write_current_frame().expect("frame 0")];
+    for _ in 0..frames {
+        records.push(driver.advance_frame(frames, &mut |_| {}).unwrap_or_else(|e| panic!("{e}")));
+    }
+    (driver.world, records)
+}
+
+/// A fresh, empty temporary directory for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tidepool-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A flag that is never set (runs to completion).
+pub fn never() -> AtomicBool {
+    AtomicBool::new(false)
+}

@@ -1,0 +1,33 @@
+//! Every example scene in `scenes/` is valid, builds, and runs a frame.
+
+mod common;
+
+use tidepool::scene;
+use tidepool::world::World;
+
+#[test]
+fn every_example_scene_loads_builds_and_runs_a_frame() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(common::scenes_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let loaded = scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let world = World::build(&loaded);
+            assert!(world.liquid.measures(&world.grid, &world.solids).volume > 0.0, "{}: no liquid", path.display());
+            let (_, records) = common::simulate(&loaded, 1);
+            assert!(records[1].substeps > 0 && records[1].pressure_converged, "{}", path.display());
+            names.push(loaded.name);
+        }
+    }
+    names.sort();
+    assert!(names.len() >= 3, "example scenes: {names:?}");
+}
+
+#[test]
+fn the_built_in_scene_is_scenes_default_toml() {
+    let file = std::fs::read_to_string(common::scenes_dir().join("default.toml")).unwrap();
+    assert_eq!(file, scene::DEFAULT_SCENE);
+    let loaded = scene::load_default().unwrap();
+    assert_eq!(loaded.name, "default");
+    assert_eq!(loaded.obstacles.len(), 1);
+}
