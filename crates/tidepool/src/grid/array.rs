@@ -88,6 +88,21 @@ impl<T: Copy + Send + Sync> Array3<T> {
         });
     }
 
+    /// Updates every element in place with `f(i, j, k, &mut value)`, in parallel over z-slabs.
+    pub fn par_update<F>(&mut self, f: F)
+    where
+        F: Fn(usize, usize, usize, &mut T) + Sync,
+    {
+        let [nx, ny, _] = self.dims;
+        self.data.par_chunks_mut((nx * ny).max(1)).enumerate().for_each(|(k, slab)| {
+            for j in 0..ny {
+                for i in 0..nx {
+                    f(i, j, k, &mut slab[i + nx * j]);
+                }
+            }
+        });
+    }
+
     /// A new array of `f(i, j, k, value)`, computed in parallel.
     pub fn par_map<U, F>(&self, f: F) -> Array3<U>
     where

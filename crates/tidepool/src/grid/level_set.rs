@@ -31,12 +31,12 @@ pub fn reinitialize(grid: &Grid, phi: &mut Array3<Real>, max_distance: Real) {
             input.get_offset(i, j, k, off).is_some_and(|w| (w < 0.0) != (v < 0.0))
         });
         if !near {
-            return Closest { distance: max_distance, point: None, fixed: false };
+            return Closest::far(max_distance);
         }
         let start = grid.position(Location::Cell, i, j, k);
         let point = project_to_zero(grid, input, start).map(|p| slide_to_closest(grid, input, start, p, 3));
         let distance = point.map_or(v.abs(), |p| (p - start).norm());
-        Closest { distance: distance.min(max_distance), point, fixed: true }
+        Closest::new(distance.min(max_distance), point, true)
     });
     remove_interpolation_bias(grid, input, &mut state);
     sweep_closest_points(grid, &mut state, max_distance);
@@ -51,12 +51,29 @@ pub fn reinitialize(grid: &Grid, phi: &mut Array3<Real>, max_distance: Real) {
     });
 }
 
-/// Distance state of one cell during reinitialisation.
+/// Distance state of one cell during reinitialisation (24 bytes: the closest point is kept in
+/// single precision, ample for positions on the surface).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Closest {
     distance: Real,
-    point: Option<Vec3>,
+    point: [f32; 3],
+    has_point: bool,
     fixed: bool,
+}
+
+impl Closest {
+    fn far(distance: Real) -> Self {
+        Closest { distance, ..Closest::default() }
+    }
+
+    fn new(distance: Real, point: Option<Vec3>, fixed: bool) -> Self {
+        let p = point.unwrap_or_default();
+        Closest { distance, point: [p.x as f32, p.y as f32, p.z as f32], has_point: point.is_some(), fixed }
+    }
+
+    fn point(&self) -> Option<Vec3> {
+        self.has_point.then(|| Vec3::new(self.point[0] as Real, self.point[1] as Real, self.point[2] as Real))
+    }
 }
 
 /// Newton projection of `start` onto the zero set of the trilinear interpolant of `phi`;
@@ -115,14 +132,14 @@ fn remove_interpolation_bias(grid: &Grid, input: &Array3<Real>, state: &mut Arra
             d
         }
     };
+    let mut values = Array3::filled(input.dims(), 0.0);
     for _ in 0..4 {
-        let values = Array3::from_vec(input.dims(), (0..input.as_slice().len()).map(|c| signed(state, c)).collect());
-        *state = state.par_map(|i, j, k, s| {
-            let (Some(p), true) = (s.point, s.fixed) else { return s };
+        values.par_fill_with(|i, j, k| signed(state, input.index(i, j, k)));
+        state.par_update(|i, j, k, s| {
+            let (Some(p), true) = (s.point(), s.fixed) else { return };
             let residual = grid.interpolate(&values, Location::Cell, &p);
             let sign = if input.get(i, j, k) < 0.0 { -1.0 } else { 1.0 };
-            let distance = (s.distance - sign * residual).max(1e-3 * grid.dx);
-            Closest { distance, ..s }
+            s.distance = (s.distance - sign * residual).max(1e-3 * grid.dx);
         });
     }
 }
@@ -130,11 +147,11 @@ fn remove_interpolation_bias(grid: &Grid, input: &Array3<Real>, state: &mut Arra
 /// The swept closest points are the nearest of the interface cells' closest points, a sampling
 /// of the surface about one per cell; each is refined by sliding it on the surface.
 fn refine_closest_points(grid: &Grid, phi: &Array3<Real>, state: &mut Array3<Closest>) {
-    *state = state.par_map(|i, j, k, s| {
-        let Some(p) = s.point.filter(|_| !s.fixed) else { return s };
+    state.par_update(|i, j, k, s| {
+        let Some(p) = s.point().filter(|_| !s.fixed) else { return };
         let x = grid.position(Location::Cell, i, j, k);
         let q = slide_to_closest(grid, phi, x, p, 1);
-        Closest { distance: s.distance.min((x - q).norm()), point: Some(q), fixed: false }
+        *s = Closest::new(s.distance.min((x - q).norm()), Some(q), false);
     });
 }
 
@@ -161,10 +178,10 @@ fn sweep_closest_points(grid: &Grid, state: &mut Array3<Closest>, max_distance: 
                         let x = grid.position(Location::Cell, i, j, k);
                         let mut best = here;
                         for off in NEIGHBOURS {
-                            if let Some(Closest { point: Some(p), .. }) = state.get_offset(i, j, k, off) {
+                            if let Some(p) = state.get_offset(i, j, k, off).and_then(|n| n.point()) {
                                 let d = (x - p).norm();
                                 if d < best.distance {
-                                    best = Closest { distance: d.min(max_distance), point: Some(p), fixed: false };
+                                    best = Closest::new(d.min(max_distance), Some(p), false);
                                 }
                             }
                         }
