@@ -6,6 +6,12 @@ pub type Real = f64;
 /// A 3-vector (positions, velocities, normals). SI units, y up.
 pub type Vec3 = nalgebra::Vector3<Real>;
 
+/// A 3x3 matrix (inertia tensors, rotations).
+pub type Mat3 = nalgebra::Matrix3<Real>;
+
+/// A unit quaternion (body orientations).
+pub type Quat = nalgebra::UnitQuaternion<Real>;
+
 /// Converts a scene-file triple into a [`Vec3`].
 pub fn vec3(a: [Real; 3]) -> Vec3 {
     Vec3::new(a[0], a[1], a[2])

@@ -1,8 +1,9 @@
-//! Implicit shapes: boxes, spheres, capped cylinders and closed triangle meshes, with exact
-//! signed distances (negative inside) and triangulated surfaces for previews and caches.
+//! Implicit shapes: boxes, spheres, capped cylinders, capsules, tori and closed triangle meshes,
+//! with exact signed distances (negative inside), triangulated surfaces for previews and caches,
+//! and mass properties.
 
 use super::{MeshDistance, TriMesh};
-use crate::math::{Real, Vec3};
+use crate::math::{Mat3, Real, Vec3};
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -15,6 +16,11 @@ pub enum Shape {
     Sphere { center: Vec3, radius: Real },
     /// Cylinder with flat caps, its axis running from `from` to `to`.
     Cylinder { from: Vec3, to: Vec3, radius: Real },
+    /// The points within `radius` of the segment from `from` to `to`.
+    Capsule { from: Vec3, to: Vec3, radius: Real },
+    /// Ring torus around `center`: its tube of radius `minor` circles the unit `axis` at
+    /// distance `major`.
+    Torus { center: Vec3, axis: Vec3, major: Real, minor: Real },
     /// The inside of a closed triangle mesh (already placed in world space).
     Mesh { surface: Arc<TriMesh>, distance: Arc<MeshDistance> },
 }
@@ -50,6 +56,17 @@ impl Shape {
                     (dr.max(0.0).powi(2) + dz.max(0.0).powi(2)).sqrt()
                 }
             }
+            Shape::Capsule { from, to, radius } => {
+                let axis = to - from;
+                let t = ((p - from).dot(&axis) / axis.norm_squared()).clamp(0.0, 1.0);
+                (p - (from + t * axis)).norm() - radius
+            }
+            Shape::Torus { center, axis, major, minor } => {
+                let q = p - center;
+                let h = q.dot(axis);
+                let radial = (q - h * axis).norm();
+                ((radial - major).powi(2) + h * h).sqrt() - minor
+            }
             Shape::Mesh { distance, .. } => distance.signed_distance(p),
         }
     }
@@ -65,6 +82,12 @@ impl Shape {
                 let e = Vec3::from_fn(|a, _| radius * (1.0 - axis[a] * axis[a]).max(0.0).sqrt());
                 (from.inf(to) - e, from.sup(to) + e)
             }
+            Shape::Capsule { from, to, radius } => (from.inf(to).add_scalar(-radius), from.sup(to).add_scalar(*radius)),
+            Shape::Torus { center, axis, major, minor } => {
+                // The tube's centre circle reaches major * sqrt(1 - axis_a^2) along each axis.
+                let e = Vec3::from_fn(|a, _| major * (1.0 - axis[a] * axis[a]).max(0.0).sqrt() + minor);
+                (center - e, center + e)
+            }
             Shape::Mesh { surface, .. } => surface.bounds().unwrap_or((Vec3::zeros(), Vec3::zeros())),
         }
     }
@@ -75,9 +98,66 @@ impl Shape {
             Shape::Box { min, max } => box_mesh(min, max),
             Shape::Sphere { center, radius } => sphere_mesh(center, *radius, 32, 16),
             Shape::Cylinder { from, to, radius } => cylinder_mesh(from, to, *radius, 40),
+            Shape::Capsule { from, to, radius } => capsule_mesh(from, to, *radius, 32, 8),
+            Shape::Torus { center, axis, major, minor } => torus_mesh(center, axis, *major, *minor, 48, 16),
             Shape::Mesh { surface, .. } => (**surface).clone(),
         }
     }
+
+    /// Volume, centroid and inertia tensor about the centroid of the shape filled with unit
+    /// density (multiply by the density for a body's mass and inertia).
+    pub fn mass_properties(&self) -> MassProperties {
+        let about_axis = |center: Vec3, axis: Vec3, volume: Real, along: Real, across: Real| MassProperties {
+            volume,
+            centroid: center,
+            inertia: Mat3::identity() * across + axis * axis.transpose() * (along - across),
+        };
+        match self {
+            Shape::Box { min, max } => {
+                let e = max - min;
+                let volume = e.x * e.y * e.z;
+                let inertia = Mat3::from_diagonal(&Vec3::new(e.y * e.y + e.z * e.z, e.x * e.x + e.z * e.z, e.x * e.x + e.y * e.y))
+                    * (volume / 12.0);
+                MassProperties { volume, centroid: 0.5 * (min + max), inertia }
+            }
+            Shape::Sphere { center, radius } => {
+                let volume = 4.0 / 3.0 * PI * radius.powi(3);
+                MassProperties { volume, centroid: *center, inertia: Mat3::identity() * (0.4 * volume * radius * radius) }
+            }
+            Shape::Cylinder { from, to, radius } => {
+                let (h, r2) = ((to - from).norm(), radius * radius);
+                let volume = PI * r2 * h;
+                about_axis(0.5 * (from + to), (to - from) / h, volume, 0.5 * volume * r2, volume * (3.0 * r2 + h * h) / 12.0)
+            }
+            Shape::Capsule { from, to, radius } => {
+                // A cylinder plus two half balls whose centroids sit 3r/8 beyond its ends.
+                let (h, r) = ((to - from).norm(), *radius);
+                let cylinder = PI * r * r * h;
+                let ball = 4.0 / 3.0 * PI * r.powi(3);
+                let along = 0.5 * cylinder * r * r + 0.4 * ball * r * r;
+                let across = cylinder * (h * h / 12.0 + r * r / 4.0) + ball * (0.4 * r * r + h * h / 4.0 + 3.0 * h * r / 8.0);
+                about_axis(0.5 * (from + to), (to - from) / h, cylinder + ball, along, across)
+            }
+            Shape::Torus { center, axis, major, minor } => {
+                let (big, small) = (major * major, minor * minor);
+                let volume = 2.0 * PI * PI * major * small;
+                about_axis(*center, *axis, volume, volume * (big + 0.75 * small), volume * (0.5 * big + 0.625 * small))
+            }
+            Shape::Mesh { surface, .. } => surface.mass_properties(),
+        }
+    }
+}
+
+/// What a shape weighs at unit density: volume (m^3), centroid (m) and inertia tensor about the
+/// centroid (m^5).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassProperties {
+    /// Volume.
+    pub volume: Real,
+    /// Centre of volume.
+    pub centroid: Vec3,
+    /// Inertia tensor about the centroid, per unit density.
+    pub inertia: Mat3,
 }
 
 fn box_mesh(min: &Vec3, max: &Vec3) -> TriMesh {
@@ -145,6 +225,85 @@ fn cylinder_mesh(from: &Vec3, to: &Vec3, radius: Real, segments: u32) -> TriMesh
     mesh
 }
 
+/// An orthonormal pair perpendicular to the unit vector `axis`.
+fn perpendicular_frame(axis: &Vec3) -> (Vec3, Vec3) {
+    let helper = if axis.x.abs() < 0.9 { Vec3::x() } else { Vec3::y() };
+    let e1 = axis.cross(&helper).normalize();
+    (e1, axis.cross(&e1))
+}
+
+/// Rings of vertices joined into quads: `rings[r][s]` are vertex indices, each ring running
+/// counter-clockwise about the direction from ring `r` to ring `r + 1` seen from outside (so
+/// the faces point outwards); with `closed` the last ring joins the first.
+fn join_rings(mesh: &mut TriMesh, rings: &[Vec<u32>], closed: bool) {
+    let count = if closed { rings.len() } else { rings.len() - 1 };
+    for r in 0..count {
+        let (a, b) = (&rings[r], &rings[(r + 1) % rings.len()]);
+        let n = a.len();
+        for s in 0..n {
+            let t = (s + 1) % n;
+            mesh.triangles.push([a[s], b[s], b[t]]);
+            mesh.triangles.push([a[s], b[t], a[t]]);
+        }
+    }
+}
+
+fn capsule_mesh(from: &Vec3, to: &Vec3, radius: Real, segments: u32, cap_rings: u32) -> TriMesh {
+    let axis = (to - from).normalize();
+    let (e1, e2) = perpendicular_frame(&axis);
+    let mut mesh = TriMesh { vertices: vec![from - radius * axis], triangles: vec![] };
+    let mut rings = Vec::new();
+    // Latitudes from the bottom pole to the top one; the equator is doubled (one ring per end).
+    for r in 1..=2 * cap_rings {
+        let (end, lat) = if r <= cap_rings {
+            (from, -0.5 * PI + 0.5 * PI * r as Real / cap_rings as Real)
+        } else {
+            (to, 0.5 * PI * (r - cap_rings - 1) as Real / cap_rings as Real)
+        };
+        let ring = (0..segments)
+            .map(|s| {
+                let a = 2.0 * PI * s as Real / segments as Real;
+                mesh.vertices.push(end + radius * (lat.cos() * (a.cos() * e1 + a.sin() * e2) + lat.sin() * axis));
+                mesh.vertices.len() as u32 - 1
+            })
+            .collect::<Vec<_>>();
+        rings.push(ring);
+    }
+    mesh.vertices.push(to + radius * axis);
+    let top = mesh.vertices.len() as u32 - 1;
+    let n = segments as usize;
+    for s in 0..n {
+        let t = (s + 1) % n;
+        mesh.triangles.push([0, rings[0][t], rings[0][s]]);
+        let last = &rings[rings.len() - 1];
+        mesh.triangles.push([top, last[s], last[t]]);
+    }
+    // Joined from the top down, the side faces point outwards.
+    rings.reverse();
+    join_rings(&mut mesh, &rings, false);
+    mesh
+}
+
+fn torus_mesh(center: &Vec3, axis: &Vec3, major: Real, minor: Real, segments: u32, tube: u32) -> TriMesh {
+    let (e1, e2) = perpendicular_frame(axis);
+    let mut mesh = TriMesh::default();
+    let rings: Vec<Vec<u32>> = (0..segments)
+        .map(|s| {
+            let a = 2.0 * PI * s as Real / segments as Real;
+            let radial = a.cos() * e1 + a.sin() * e2;
+            (0..tube)
+                .map(|t| {
+                    let b = 2.0 * PI * t as Real / tube as Real;
+                    mesh.vertices.push(center + (major + minor * b.cos()) * radial + minor * b.sin() * axis);
+                    mesh.vertices.len() as u32 - 1
+                })
+                .collect()
+        })
+        .collect();
+    join_rings(&mut mesh, &rings, true);
+    mesh
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +317,31 @@ mod tests {
         assert!((c.signed_distance(&Vec3::new(0.0, 1.0, 0.0)) + 0.5).abs() < 1e-15);
         assert!((c.signed_distance(&Vec3::new(0.0, 1.9, 0.0)) + 0.1).abs() < 1e-12);
         assert!((c.signed_distance(&Vec3::new(1.5, 3.0, 0.0)) - 2f64.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mass_properties_match_their_surface_meshes() {
+        // Closed forms against the exact integral over each shape's (fine) surface mesh: equal
+        // for the box, and within the meshes' faceting error for the curved shapes.
+        let (from, to) = (Vec3::new(0.1, 0.2, -0.3), Vec3::new(0.5, 1.0, 0.2));
+        let shapes = [
+            (Shape::Box { min: Vec3::new(-1.0, 0.0, 0.5), max: Vec3::new(1.0, 0.5, 0.75) }, 1e-12),
+            (Shape::Sphere { center: Vec3::new(1.0, 2.0, 3.0), radius: 0.5 }, 0.03),
+            (Shape::Cylinder { from, to, radius: 0.3 }, 0.01),
+            (Shape::Capsule { from, to, radius: 0.3 }, 0.03),
+            (Shape::Torus { center: from, axis: (to - from).normalize(), major: 0.6, minor: 0.2 }, 0.03),
+        ];
+        for (shape, tolerance) in shapes {
+            let exact = shape.mass_properties();
+            let mesh = shape.surface_mesh();
+            mesh.check_closed().unwrap();
+            let faceted = mesh.mass_properties();
+            let scale = exact.volume.cbrt();
+            assert!((faceted.volume - exact.volume).abs() < tolerance * exact.volume, "{shape:?}");
+            assert!((faceted.centroid - exact.centroid).norm() < 1e-9 * scale + tolerance * 0.1 * scale, "{shape:?}");
+            let inertia_error = (faceted.inertia - exact.inertia).norm() / exact.inertia.norm();
+            assert!(inertia_error < 2.0 * tolerance, "{shape:?}: inertia off by {inertia_error}");
+        }
     }
 
     #[test]

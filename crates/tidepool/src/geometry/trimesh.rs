@@ -1,6 +1,7 @@
 //! Indexed triangle meshes.
 
-use crate::math::{Real, Vec3};
+use super::shapes::MassProperties;
+use crate::math::{Mat3, Real, Vec3};
 use std::collections::HashMap;
 
 /// An indexed triangle mesh; triangles are counter-clockwise seen from outside.
@@ -22,6 +23,26 @@ impl TriMesh {
                 a.dot(&b.cross(&c)) / 6.0
             })
             .sum()
+    }
+
+    /// Volume, centroid and inertia about the centroid of the solid a closed, outward-oriented
+    /// mesh bounds, at unit density: exact for the polyhedron, summing the signed tetrahedra
+    /// that join each triangle to the origin (a tetrahedron with vertices `0, a, b, c` and
+    /// volume `v` has second moment `v/20 (a aT + b bT + c cT + s sT)`, `s = a + b + c`).
+    pub fn mass_properties(&self) -> MassProperties {
+        let (mut volume, mut first, mut second) = (0.0, Vec3::zeros(), Mat3::zeros());
+        for t in &self.triangles {
+            let [a, b, c] = t.map(|i| self.vertices[i as usize]);
+            let v = a.dot(&b.cross(&c)) / 6.0;
+            let sum = a + b + c;
+            volume += v;
+            first += v * sum / 4.0;
+            second += (a * a.transpose() + b * b.transpose() + c * c.transpose() + sum * sum.transpose()) * (v / 20.0);
+        }
+        let centroid = first / volume;
+        // Second moment about the centroid, then the inertia tensor tr(C) I - C.
+        let central = second - centroid * centroid.transpose() * volume;
+        MassProperties { volume, centroid, inertia: Mat3::identity() * central.trace() - central }
     }
 
     /// Area-weighted vertex normals (unit length; zero for unused vertices).
