@@ -104,6 +104,50 @@ impl Shape {
         }
     }
 
+    /// The same shape moved by `offset`.
+    pub fn translated(&self, offset: &Vec3) -> Shape {
+        match self {
+            Shape::Box { min, max } => Shape::Box { min: min + offset, max: max + offset },
+            Shape::Sphere { center, radius } => Shape::Sphere { center: center + offset, radius: *radius },
+            Shape::Cylinder { from, to, radius } => Shape::Cylinder { from: from + offset, to: to + offset, radius: *radius },
+            Shape::Capsule { from, to, radius } => Shape::Capsule { from: from + offset, to: to + offset, radius: *radius },
+            Shape::Torus { center, axis, major, minor } => {
+                Shape::Torus { center: center + offset, axis: *axis, major: *major, minor: *minor }
+            }
+            Shape::Mesh { surface, .. } => {
+                let mut moved = (**surface).clone();
+                moved.vertices.iter_mut().for_each(|v| *v += offset);
+                let distance = MeshDistance::new(&moved).expect("a translated valid mesh stays valid");
+                Shape::Mesh { surface: Arc::new(moved), distance: Arc::new(distance) }
+            }
+        }
+    }
+
+    /// Points on the surface about `spacing` apart or closer (the surface mesh's vertices, and for
+    /// boxes a grid on each face), for contact tests against other shapes.
+    pub fn surface_samples(&self, spacing: Real) -> Vec<Vec3> {
+        match self {
+            Shape::Box { min, max } => {
+                let e = max - min;
+                let n = e.map(|l| ((l / spacing).ceil() as usize).max(1));
+                let mut points = Vec::new();
+                for k in 0..=n.z {
+                    for j in 0..=n.y {
+                        for i in 0..=n.x {
+                            let on_face = i == 0 || i == n.x || j == 0 || j == n.y || k == 0 || k == n.z;
+                            if on_face {
+                                let t = Vec3::new(i as Real / n.x as Real, j as Real / n.y as Real, k as Real / n.z as Real);
+                                points.push(min + e.component_mul(&t));
+                            }
+                        }
+                    }
+                }
+                points
+            }
+            _ => self.surface_mesh().vertices,
+        }
+    }
+
     /// Volume, centroid and inertia tensor about the centroid of the shape filled with unit
     /// density (multiply by the density for a body's mass and inertia).
     pub fn mass_properties(&self) -> MassProperties {
