@@ -130,11 +130,6 @@ impl RigidBody {
         self.velocity + self.angular_velocity().cross(&(x - self.position))
     }
 
-    /// World position of the body-frame point `p`.
-    pub fn to_world(&self, p: &Vec3) -> Vec3 {
-        self.position + self.orientation * p
-    }
-
 
     /// Signed distance from world point `x` to the body's surface (negative inside) with the
     /// body at `pose`.
@@ -212,7 +207,7 @@ mod tests {
         let mut body = brick();
         body.orientation = Quat::from_scaled_axis(Vec3::new(0.3, -0.2, 0.7));
         body.angular_momentum = Vec3::new(0.01, 0.02, -0.03);
-        let x = body.to_world(&Vec3::new(0.2, -0.1, 0.05));
+        let x = body.pose().to_world(&Vec3::new(0.2, -0.1, 0.05));
         let k = body.impulse_factor(&x);
         assert!((k - k.transpose()).norm() < 1e-12 * k.norm());
         assert!(k.cholesky().is_some());
