@@ -5,6 +5,7 @@
 //! [`driver::FrameSink`]s ([`output`]).
 
 pub mod bench;
+pub mod coupling;
 pub mod driver;
 pub mod error;
 pub mod fluids;

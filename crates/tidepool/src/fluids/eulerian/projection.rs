@@ -38,7 +38,7 @@ pub struct ProjectionReport {
 
 /// How the cell across an open face of an unknown cell enters the Poisson system.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Across {
+pub(crate) enum Across {
     /// Another unknown: coupled.
     Unknown,
     /// Zero pressure a fraction `theta` of the way to the neighbour's centre.
@@ -46,7 +46,7 @@ enum Across {
 }
 
 /// The cell across face `(axis, side)` of cell `c`, if inside the domain.
-fn across(grid: &Grid, c: [usize; 3], axis: usize, side: usize) -> Option<[usize; 3]> {
+pub(crate) fn across(grid: &Grid, c: [usize; 3], axis: usize, side: usize) -> Option<[usize; 3]> {
     let mut n = c;
     if side == 0 {
         n[axis] = c[axis].checked_sub(1)?;
@@ -60,7 +60,7 @@ fn across(grid: &Grid, c: [usize; 3], axis: usize, side: usize) -> Option<[usize
 }
 
 /// Face index of face `(axis, side)` of cell `c`.
-fn face_of(c: [usize; 3], axis: usize, side: usize) -> [usize; 3] {
+pub(crate) fn face_of(c: [usize; 3], axis: usize, side: usize) -> [usize; 3] {
     let mut f = c;
     f[axis] += side;
     f
@@ -86,7 +86,7 @@ pub fn liquid_cells(phi: &Array3<Real>, solids: &StaticSolids) -> Array3<bool> {
 
 /// The free-surface classification of the liquid solve: liquid neighbours are unknowns, air
 /// and open domain sides are ghost-fluid Dirichlet conditions.
-fn liquid_neighbour<'a>(phi: &'a Array3<Real>, liquid: &'a Array3<bool>) -> impl Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync + 'a {
+pub(crate) fn liquid_neighbour<'a>(phi: &'a Array3<Real>, liquid: &'a Array3<bool>) -> impl Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync + 'a {
     move |c, n| match n {
         Some(n) if liquid.get(n[0], n[1], n[2]) => Across::Unknown,
         Some(n) => Across::Dirichlet(theta(phi.get(c[0], c[1], c[2]), phi.get(n[0], n[1], n[2]))),
@@ -97,7 +97,7 @@ fn liquid_neighbour<'a>(phi: &'a Array3<Real>, liquid: &'a Array3<bool>) -> impl
 
 /// Assembles `A q = b` for the `unknown` cells: `b` is minus the net outflow of `velocity`,
 /// plus `divergence * dx` (a uniform target divergence in 1/s).
-fn assemble_with<F>(grid: &Grid, solids: &StaticSolids, velocity: &MacVelocity, unknown: &Array3<bool>, divergence: Real, classify: F) -> (Stencil7, Vec<Real>)
+pub(crate) fn assemble_with<F>(grid: &Grid, solids: &StaticSolids, velocity: &MacVelocity, unknown: &Array3<bool>, divergence: Real, classify: F) -> (Stencil7, Vec<Real>)
 where
     F: Fn([usize; 3], Option<[usize; 3]>) -> Across,
 {
@@ -190,7 +190,7 @@ fn floating_regions(a: &Stencil7, unknown: &Array3<bool>) -> Vec<Vec<u32>> {
 
 /// Subtracts the gradient of `q` from the faces of unknown cells (ghost values at Dirichlet
 /// neighbours). Returns which faces changed.
-fn apply_gradient<F>(grid: &Grid, solids: &StaticSolids, velocity: &mut MacVelocity, q: &Array3<Real>, unknown: &Array3<bool>, classify: F) -> [Array3<bool>; 3]
+pub(crate) fn apply_gradient<F>(grid: &Grid, solids: &StaticSolids, velocity: &mut MacVelocity, q: &Array3<Real>, unknown: &Array3<bool>, classify: F) -> [Array3<bool>; 3]
 where
     F: Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync,
 {

@@ -1,0 +1,478 @@
+//! Monolithic solid–fluid coupling: one symmetric positive-definite solve for the liquid's
+//! pressure and the impulses between liquid and solids (Robinson-Mosher, Shinar, Fedkiw 2011;
+//! Lu, Jin, Fedkiw eq. 36–45).
+//!
+//! Cells whose centre lies inside a solid are not pressure unknowns. Every face between a
+//! liquid cell and a solid cell is a coupled face `f` with an impulse `lambda_f` that the solid
+//! gives the liquid along the face's axis (and the liquid gives back to the solid). With the
+//! dual-cell masses `beta_f = rho dx^3 open_f` (halved on coupled faces, see [`LIQUID_SHARE`]),
+//! the divergence `D` (face areas times outward
+//! signs), `W` the selection of coupled faces, `J` the solids' velocities at those faces and
+//! `K` their impulse response (`J K J^T` is "velocity changes at the faces per impulses at the
+//! faces"), the liquid velocity `beta u = beta u* + D^T P + W^T lambda` must be divergence free
+//! and equal the solid's velocity `J V` on coupled faces, with `M V = M V* - J^T W^T lambda`:
+//!
+//! ```text
+//! [ D b^-1 D^T   D b^-1 W^T               ] [ P      ]   [ -D u*          ]
+//! [ W b^-1 D^T   W b^-1 W^T + W J K J^T W^T ] [ lambda ] = [ -W (u* - J V*) ]
+//! ```
+//!
+//! (`P` is pressure times `dt`). It is symmetric, and positive definite when the liquid has a
+//! free surface: `B b^-1 B^T` with `B = [D; W]` plus a positive semi-definite block. Scaled by
+//! `q = P / (rho dx)`, `mu = lambda / (rho dx^3)` and rows divided by `rho dx^3`, the pressure
+//! block is the liquid's own Poisson matrix ([`crate::fluids::eulerian::projection`], the solid
+//! side of a coupled face entering it as zero pressure on the face), the off-diagonal entries
+//! are the outward signs `+-1` over the liquid share, and the impulse block is
+//! `1/(open_f share)` plus `rho dx^3 J K J^T`. It is
+//! solved by PCG preconditioned with MIC(0) on the pressure block and the diagonal of the
+//! impulse block.
+//!
+//! The solve is written against [`CoupledSolid`], so every kind of solid joins it the same way.
+
+use crate::fluids::eulerian::projection::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport};
+use crate::grid::{Array3, Grid, Location, MacVelocity};
+use crate::math::{Real, Vec3};
+use crate::solids::rigid::RigidBody;
+use crate::solids::StaticSolids;
+use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
+
+/// The liquid's share of a coupled face's dual cell: the other half lies in the solid cell.
+/// It makes the dual-cell mass `beta_f = rho dx^3 open_f / 2`, so that the liquid's weight on
+/// the face is that of the liquid half only, and puts the pressure's boundary condition on the
+/// face, half a cell from the liquid cell's centre (the solid's surface at this resolution).
+const LIQUID_SHARE: Real = 0.5;
+
+/// What the coupled solve needs from a solid.
+pub trait CoupledSolid: Sync {
+    /// Signed distance from `x` to the solid's surface (negative inside).
+    fn signed_distance(&self, x: &Vec3) -> Real;
+    /// Velocity of the solid's material at `x`.
+    fn velocity_at(&self, x: &Vec3) -> Vec3;
+    /// The velocity changes at `points` that the impulses `impulses` applied at those points
+    /// would cause (`J K J^T`), written to `changes`.
+    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]);
+    /// Applies the impulses `impulses` at `points`.
+    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]);
+}
+
+impl CoupledSolid for RigidBody {
+    fn signed_distance(&self, x: &Vec3) -> Real {
+        self.signed_distance_at(&self.pose(), x)
+    }
+
+    fn velocity_at(&self, x: &Vec3) -> Vec3 {
+        self.point_velocity(x)
+    }
+
+    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
+        if !self.is_dynamic() {
+            changes.fill(Vec3::zeros());
+            return;
+        }
+        let total: Vec3 = impulses.iter().sum();
+        let torque: Vec3 = points.iter().zip(impulses).map(|(x, j)| (x - self.position).cross(j)).sum();
+        let (dv, dw) = (total / self.mass, self.inverse_inertia() * torque);
+        for (change, x) in changes.iter_mut().zip(points) {
+            *change = dv + dw.cross(&(x - self.position));
+        }
+    }
+
+    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
+        for (x, j) in points.iter().zip(impulses) {
+            self.apply_impulse(j, x);
+        }
+    }
+}
+
+/// A face between a liquid cell and a solid cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CoupledFace {
+    /// Face axis.
+    pub axis: usize,
+    /// Face index on that axis.
+    pub index: [usize; 3],
+    /// The liquid cell (flat index) and its outward sign through the face (+1: the face is
+    /// its upper face).
+    pub cell: (usize, Real),
+    /// The solid whose cell it borders.
+    pub solid: usize,
+    /// Open (not statically blocked) area fraction of the face.
+    pub open: Real,
+    /// Face centre (m).
+    pub point: Vec3,
+}
+
+/// Which solid, if any, contains each cell centre (the innermost one where solids overlap).
+fn solid_cells(grid: &Grid, solids: &[&mut dyn CoupledSolid]) -> Array3<Option<usize>> {
+    let mut owner = Array3::filled(grid.dims, None);
+    owner.par_fill_with(|i, j, k| {
+        let x = grid.position(Location::Cell, i, j, k);
+        let inside = solids.iter().enumerate().map(|(s, solid)| (s, solid.signed_distance(&x))).filter(|(_, d)| *d < 0.0);
+        inside.min_by(|a, b| a.1.total_cmp(&b.1)).map(|(s, _)| s)
+    });
+    owner
+}
+
+/// The coupled faces around the unknown cells.
+fn coupled_faces(grid: &Grid, static_solids: &StaticSolids, unknown: &Array3<bool>, owner: &Array3<Option<usize>>) -> Vec<CoupledFace> {
+    let mut faces = Vec::new();
+    for c in 0..grid.cell_count() {
+        if !unknown.as_slice()[c] {
+            continue;
+        }
+        let idx = unknown.coords(c);
+        for axis in 0..3 {
+            for side in 0..2 {
+                let Some(n) = across(grid, idx, axis, side) else { continue };
+                let Some(solid) = owner.get(n[0], n[1], n[2]) else { continue };
+                let f = face_of(idx, axis, side);
+                let open = static_solids.face_open[axis].get(f[0], f[1], f[2]);
+                if open > 0.0 {
+                    let point = grid.position(Location::Face(axis), f[0], f[1], f[2]);
+                    let sign = if side == 1 { 1.0 } else { -1.0 };
+                    faces.push(CoupledFace { axis, index: f, cell: (c, sign), solid, open, point });
+                }
+            }
+        }
+    }
+    faces
+}
+
+/// The scaled coupled system as an operator on `[q (one per grid cell); mu (one per coupled
+/// face)]`.
+pub struct CoupledSystem<'a, 's> {
+    pressure: Stencil7,
+    faces: Vec<CoupledFace>,
+    /// Per solid: the indices of its coupled faces.
+    by_solid: Vec<Vec<usize>>,
+    solids: &'a [&'s mut dyn CoupledSolid],
+    /// `rho dx^3`: the mass of liquid in one cell.
+    cell_mass: Real,
+}
+
+impl CoupledSystem<'_, '_> {
+    /// Adds `rho dx^3 J K J^T mu` to `y` (the impulse block's solid part).
+    fn add_solid_response(&self, mu: &[Real], y: &mut [Real]) {
+        for (s, faces) in self.by_solid.iter().enumerate() {
+            if faces.is_empty() {
+                continue;
+            }
+            let points: Vec<Vec3> = faces.iter().map(|&f| self.faces[f].point).collect();
+            let impulses: Vec<Vec3> = faces.iter().map(|&f| self.cell_mass * mu[f] * Vec3::ith(self.faces[f].axis, 1.0)).collect();
+            let mut changes = vec![Vec3::zeros(); faces.len()];
+            self.solids[s].impulse_response(&points, &impulses, &mut changes);
+            for (&f, change) in faces.iter().zip(&changes) {
+                y[f] += change[self.faces[f].axis];
+            }
+        }
+    }
+
+    /// Diagonal of the impulse block.
+    fn impulse_diagonal(&self) -> Vec<Real> {
+        self.faces
+            .iter()
+            .map(|f| {
+                let mut change = [Vec3::zeros()];
+                let unit = Vec3::ith(f.axis, self.cell_mass);
+                self.solids[f.solid].impulse_response(&[f.point], &[unit], &mut change);
+                1.0 / (f.open * LIQUID_SHARE) + change[0][f.axis]
+            })
+            .collect()
+    }
+}
+
+impl LinearOperator for CoupledSystem<'_, '_> {
+    fn len(&self) -> usize {
+        self.pressure.diag.len() + self.faces.len()
+    }
+
+    fn apply(&self, x: &[Real], y: &mut [Real]) {
+        let n = self.pressure.diag.len();
+        let (q, mu) = x.split_at(n);
+        let (yq, ymu) = y.split_at_mut(n);
+        self.pressure.apply(q, yq);
+        for (f, face) in self.faces.iter().enumerate() {
+            let (c, sign) = face.cell;
+            yq[c] += sign * mu[f] / LIQUID_SHARE;
+            ymu[f] = (sign * q[c] + mu[f] / face.open) / LIQUID_SHARE;
+        }
+        self.add_solid_response(mu, ymu);
+    }
+}
+
+/// MIC(0) on the pressure block, the diagonal on the impulse block.
+struct BlockPreconditioner<'a> {
+    pressure: Mic0<'a>,
+    impulse_diagonal: Vec<Real>,
+}
+
+impl Preconditioner for BlockPreconditioner<'_> {
+    fn apply(&self, r: &[Real], z: &mut [Real]) {
+        let n = r.len() - self.impulse_diagonal.len();
+        self.pressure.apply(&r[..n], &mut z[..n]);
+        for ((zi, ri), d) in z[n..].iter_mut().zip(&r[n..]).zip(&self.impulse_diagonal) {
+            *zi = ri / d;
+        }
+    }
+}
+
+/// What the coupled solve did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CouplingReport {
+    /// The pressure solve's figures (unknowns counts pressure and impulse unknowns).
+    pub projection: ProjectionReport,
+    /// Coupled faces.
+    pub faces: usize,
+    /// Total impulse the solids gave the liquid through the coupled faces (N s); the solids
+    /// received exactly its opposite.
+    pub impulse_on_liquid: Vec3,
+}
+
+/// The unknown cells, the coupled system and its right-hand side.
+struct Assembled<'a, 's> {
+    unknown: Array3<bool>,
+    owner: Array3<Option<usize>>,
+    system: CoupledSystem<'a, 's>,
+    rhs: Vec<Real>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble<'a, 's>(
+    grid: &Grid,
+    phi: &Array3<Real>,
+    static_solids: &StaticSolids,
+    velocity: &MacVelocity,
+    density: Real,
+    divergence: Real,
+    solids: &'a [&'s mut dyn CoupledSolid],
+) -> Assembled<'a, 's> {
+    let owner = solid_cells(grid, solids);
+    let liquid = liquid_cells(phi, static_solids);
+    let unknown = liquid.par_map(|i, j, k, l| l && owner.get(i, j, k).is_none());
+    let faces = coupled_faces(grid, static_solids, &unknown, &owner);
+    let (pressure, mut rhs) = {
+        let base = liquid_neighbour(phi, &unknown);
+        let classify = |c: [usize; 3], n: Option<[usize; 3]>| match n {
+            Some(n) if owner.get(n[0], n[1], n[2]).is_some() => Across::Dirichlet(LIQUID_SHARE),
+            _ => base(c, n),
+        };
+        assemble_with(grid, static_solids, velocity, &unknown, divergence, classify)
+    };
+    rhs.extend(faces.iter().map(|f| {
+        let u = velocity.faces[f.axis].get(f.index[0], f.index[1], f.index[2]);
+        -(u - solids[f.solid].velocity_at(&f.point)[f.axis])
+    }));
+    let mut by_solid = vec![Vec::new(); solids.len()];
+    for (i, f) in faces.iter().enumerate() {
+        by_solid[f.solid].push(i);
+    }
+    let cell_mass = density * grid.dx.powi(3);
+    Assembled { unknown, owner, system: CoupledSystem { pressure, faces, by_solid, solids, cell_mass }, rhs }
+}
+
+/// Projects `velocity` together with `solids`: afterwards the liquid is divergence free (up
+/// to the uniform `divergence`, see [`crate::fluids::eulerian::VolumeControl`]), its velocity on
+/// every coupled face equals the solid's, and the solids have received the impulses the
+/// liquid's pressure puts on them. `pressure` (Pa) is the initial guess on entry and the new
+/// pressure on exit. Returns which faces received a pressure update and a report.
+#[allow(clippy::too_many_arguments)]
+pub fn project(
+    grid: &Grid,
+    phi: &Array3<Real>,
+    static_solids: &StaticSolids,
+    velocity: &mut MacVelocity,
+    pressure: &mut Array3<Real>,
+    density: Real,
+    dt: Real,
+    divergence: Real,
+    params: PcgParams,
+    solids: &mut [&mut dyn CoupledSolid],
+) -> ([Array3<bool>; 3], CouplingReport) {
+    let to_scaled = dt / (density * grid.dx);
+    let (solution, unknown, owner, faces, info) = {
+        let assembled = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
+        let system = &assembled.system;
+        let mut x: Vec<Real> = pressure
+            .as_slice()
+            .iter()
+            .zip(assembled.unknown.as_slice())
+            .map(|(p, &l)| if l { p * to_scaled } else { 0.0 })
+            .collect();
+        x.resize(system.len(), 0.0);
+        let preconditioner = BlockPreconditioner { pressure: Mic0::new(&system.pressure), impulse_diagonal: system.impulse_diagonal() };
+        let info = pcg(system, &preconditioner, &assembled.rhs, &mut x, params);
+        (x, assembled.unknown, assembled.owner, system.faces.clone(), info)
+    };
+    let n = grid.cell_count();
+    let q = Array3::from_vec(grid.dims, solution[..n].to_vec());
+    let mu = &solution[n..];
+    let valid = {
+        let base = liquid_neighbour(phi, &unknown);
+        let classify = |c: [usize; 3], m: Option<[usize; 3]>| match m {
+            Some(m) if owner.get(m[0], m[1], m[2]).is_some() => Across::Dirichlet(LIQUID_SHARE),
+            _ => base(c, m),
+        };
+        apply_gradient(grid, static_solids, velocity, &q, &unknown, classify)
+    };
+    let cell_mass = density * grid.dx.powi(3);
+    let mut impulse_on_liquid = Vec3::zeros();
+    let mut per_solid: Vec<(Vec<Vec3>, Vec<Vec3>)> = vec![(Vec::new(), Vec::new()); solids.len()];
+    for (f, face) in faces.iter().enumerate() {
+        let [i, j, k] = face.index;
+        let u = velocity.faces[face.axis].get(i, j, k);
+        velocity.faces[face.axis].set(i, j, k, u + mu[f] / (face.open * LIQUID_SHARE));
+        let impulse = Vec3::ith(face.axis, cell_mass * mu[f]);
+        impulse_on_liquid += impulse;
+        per_solid[face.solid].0.push(face.point);
+        per_solid[face.solid].1.push(-impulse);
+    }
+    for (solid, (points, impulses)) in solids.iter_mut().zip(&per_solid) {
+        solid.apply_impulses(points, impulses);
+    }
+    let to_pascal = 1.0 / to_scaled;
+    *pressure = q.par_map(|i, j, k, v| if unknown.get(i, j, k) { v * to_pascal } else { 0.0 });
+    let report = CouplingReport {
+        projection: ProjectionReport {
+            unknowns: unknown.as_slice().iter().filter(|&&u| u).count() + faces.len(),
+            iterations: info.iterations,
+            residual: info.relative_residual,
+            converged: info.converged,
+        },
+        faces: faces.len(),
+        impulse_on_liquid,
+    };
+    (valid, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::Shape;
+    use crate::scene::Boundary;
+    use crate::solids::rigid::{BodyKind, Material};
+    use nalgebra::DMatrix;
+
+    const G: Real = 9.81;
+    const DT: Real = 0.01;
+
+    /// A closed 1 m tank, 8 cells across, filled to 0.55 m, with a cube of side 0.25 m and
+    /// density `density` fully under water on whole cells; gravity already added for `DT`.
+    struct Tank {
+        grid: Grid,
+        phi: Array3<Real>,
+        statics: StaticSolids,
+        velocity: MacVelocity,
+        body: RigidBody,
+    }
+
+    fn tank(density: Real) -> Tank {
+        let grid = Grid { dims: [8; 3], dx: 0.125, origin: Vec3::zeros() };
+        let phi = grid.sample_fn(Location::Cell, |x| x.y - 0.55);
+        let statics = StaticSolids::new(&grid, [[Boundary::Wall; 2]; 3], Vec::new());
+        let mut velocity = MacVelocity::zeros(&grid);
+        velocity.faces[1].as_mut_slice().iter_mut().for_each(|v| *v = -G * DT);
+        let cube = Shape::Box { min: Vec3::new(0.375, 0.125, 0.375), max: Vec3::new(0.625, 0.375, 0.625) };
+        let mut body = RigidBody::new("cube", BodyKind::Dynamic, &cube, density, Material { restitution: 0.0, friction: 0.5 }, 0.05);
+        body.velocity.y = -G * DT;
+        Tank { grid, phi, statics, velocity, body }
+    }
+
+    /// The system of a small tank as a dense matrix over its unknowns.
+    fn dense(t: &mut Tank) -> DMatrix<Real> {
+        let solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
+        let a = assemble(&t.grid, &t.phi, &t.statics, &t.velocity, 1000.0, 0.0, &solids);
+        let n = t.grid.cell_count();
+        let rows: Vec<usize> = (0..n).filter(|&c| a.unknown.as_slice()[c]).chain(n..a.system.len()).collect();
+        assert!(a.system.faces.len() == 24, "a cube of 2x2x2 cells has 24 coupled faces, found {}", a.system.faces.len());
+        let mut m = DMatrix::zeros(rows.len(), rows.len());
+        let (mut x, mut y) = (vec![0.0; a.system.len()], vec![0.0; a.system.len()]);
+        for (col, &c) in rows.iter().enumerate() {
+            x[c] = 1.0;
+            a.system.apply(&x, &mut y);
+            x[c] = 0.0;
+            for (row, &r) in rows.iter().enumerate() {
+                m[(row, col)] = y[r];
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn coupled_system_is_symmetric_positive_definite() {
+        let m = dense(&mut tank(700.0));
+        let asymmetry = (&m - m.transpose()).amax();
+        assert!(asymmetry <= 1e-14 * m.amax(), "asymmetry {asymmetry}");
+        assert!(m.clone().cholesky().is_some(), "not positive definite");
+        // A light body makes the impulse block's solid part larger, a static one removes it:
+        // still positive definite.
+        assert!(dense(&mut tank(1.0)).cholesky().is_some());
+    }
+
+    /// One coupled solve: the liquid leaves every liquid cell divergence free and moves with
+    /// the cube on its faces; the impulses on liquid and cube are equal and opposite.
+    fn solve(t: &mut Tank) -> [Array3<bool>; 3] {
+        let mut pressure = t.grid.zeros(Location::Cell);
+        let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
+        let momentum_before = t.body.mass * t.body.velocity;
+        let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
+        let (valid, report) = project(&t.grid, &t.phi, &t.statics, &mut t.velocity, &mut pressure, 1000.0, DT, 0.0, params, &mut solids);
+        assert!(report.projection.converged);
+        let received = t.body.mass * t.body.velocity - momentum_before;
+        assert!((received + report.impulse_on_liquid).norm() <= 1e-12 * received.norm().max(1e-12));
+        let (grid, v) = (&t.grid, &t.velocity);
+        for c in 0..grid.cell_count() {
+            let [i, j, k] = t.phi.coords(c);
+            let inside_cube = (3..5).contains(&i) && (1..3).contains(&j) && (3..5).contains(&k);
+            if t.phi.get(i, j, k) < 0.0 && !inside_cube {
+                let div = (0..3)
+                    .map(|a| {
+                        let mut up = [i, j, k];
+                        up[a] += 1;
+                        let flux = |f: [usize; 3]| t.statics.face_open[a].get(f[0], f[1], f[2]) * v.faces[a].get(f[0], f[1], f[2]);
+                        flux(up) - flux([i, j, k])
+                    })
+                    .sum::<Real>();
+                assert!(div.abs() < 1e-8, "divergence {div} in cell {:?}", [i, j, k]);
+            }
+        }
+        // The liquid moves with the cube across its bottom face.
+        let bottom = grid.position(Location::Face(1), 3, 1, 3);
+        assert!((v.faces[1].get(3, 1, 3) - t.body.point_velocity(&bottom).y).abs() < 1e-8);
+        valid
+    }
+
+    #[test]
+    fn a_body_of_the_liquids_density_is_held_by_the_pressure() {
+        let mut t = tank(1000.0);
+        let valid = solve(&mut t);
+        // Buoyancy cancels weight: the cube and the liquid stay at rest.
+        assert!(t.body.velocity.norm() < 1e-6 * G * DT, "cube moves at {:?}", t.body.velocity);
+        assert!(t.body.angular_velocity().norm() < 1e-6);
+        for (faces, valid) in t.velocity.faces.iter().zip(&valid) {
+            for (u, &v) in faces.as_slice().iter().zip(valid.as_slice()) {
+                assert!(!v || u.abs() < 1e-6 * G * DT, "liquid moves at {u} m/s");
+            }
+        }
+    }
+
+    #[test]
+    fn heavy_and_light_bodies_accelerate_less_than_without_added_mass() {
+        // Released from rest, a body accelerates at g (rho_s - rho) / (rho_s + C rho) with an
+        // added-mass coefficient C > 0: less than the g (rho_s - rho) / rho_s it would have
+        // without moving the liquid around it. C depends on the geometry only: the same for
+        // both densities.
+        let mut coefficients = Vec::new();
+        for density in [500.0, 2000.0] {
+            let mut t = tank(density);
+            solve(&mut t);
+            let a = t.body.velocity.y / DT;
+            let without_added_mass = G * (1000.0 - density) / density;
+            assert!(a * without_added_mass > 0.0, "density {density}: acceleration {a} has the wrong sign");
+            assert!(a.abs() < 0.9 * without_added_mass.abs(), "density {density}: acceleration {a} vs {without_added_mass}");
+            let c = (G * (density - 1000.0) / -a - density) / 1000.0;
+            assert!((0.2..2.0).contains(&c), "density {density}: added-mass coefficient {c}");
+            coefficients.push(c);
+        }
+        assert!((coefficients[0] - coefficients[1]).abs() < 1e-6, "added-mass coefficients {coefficients:?}");
+    }
+}
