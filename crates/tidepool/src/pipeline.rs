@@ -74,7 +74,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     liquid.apply_sources(&grid, &world.solids, &world.sources, world.clock.time);
     liquid.add_gravity(&world.settings.gravity, dt);
     lap(&mut timings.forces);
-    let valid = liquid.project(&grid, &world.solids, dt);
+    let (valid, _) = liquid.project(&grid, &world.solids, dt, &mut []);
     lap(&mut timings.projection);
     let layers = world.settings.cfl.ceil() as usize + 4;
     liquid.extend_velocity(&grid, &world.solids, valid, layers);

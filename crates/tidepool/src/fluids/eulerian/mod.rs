@@ -7,6 +7,7 @@
 pub mod particles;
 pub mod projection;
 
+use crate::coupling::{self, CoupledSolid, CouplingReport};
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
@@ -237,13 +238,13 @@ impl LevelSetLiquid {
         self.volume.target += self.volume_without_solids(grid, solids) - before;
     }
 
-    /// Pressure projection (see [`projection`]) with the volume control's divergence; the
-    /// liquid leaving through open domain sides is taken off the volume target. Returns the faces
-    /// it updated.
-    pub fn project(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real) -> [Array3<bool>; 3] {
+    /// Pressure projection coupled with the moving `bodies` (see [`crate::coupling`]) with the
+    /// volume control's divergence; the liquid leaving through open domain sides is taken off
+    /// the volume target. Returns the faces it updated and the coupling's report.
+    pub fn project(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
         let volume = self.volume_without_solids(grid, solids);
         let divergence = self.volume.update(volume, dt);
-        let (valid, report) = projection::project(
+        let (valid, report) = coupling::project(
             grid,
             &self.phi,
             solids,
@@ -253,10 +254,11 @@ impl LevelSetLiquid {
             dt,
             divergence,
             self.params.pressure,
+            bodies,
         );
-        self.last_projection = report;
+        self.last_projection = report.projection;
         self.volume.target -= self.outflow(grid, solids) * dt;
-        valid
+        (valid, report)
     }
 
     /// Volume flux (m^3/s) out of the domain through open sides, over faces next to liquid.

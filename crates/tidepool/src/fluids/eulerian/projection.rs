@@ -11,14 +11,15 @@
 //! cell and `n_f` the outward normal. Where `n` is air, the ghost fluid method places `q = 0` on
 //! the interface at the fraction `theta_f = phi_c / (phi_c - phi_n)` of the way to `n` (Shinar eq.
 //! 4.8 with a vacuum on the far side), which keeps the free-surface condition second-order
-//! accurate; `theta_f = 1` otherwise. The matrix is symmetric positive (semi-)definite and is
-//! solved by PCG with MIC(0); then `u_f = u*_f - (q_n - q_c) / theta_f` (eq. 24).
+//! accurate; `theta_f = 1` otherwise. The matrix is symmetric positive (semi-)definite; the
+//! solve, by PCG with MIC(0), and the update `u_f = u*_f - (q_n - q_c) / theta_f` (eq. 24) are
+//! done together with the moving solids in [`crate::coupling::project`].
 
 use crate::grid::{Array3, Grid, MacVelocity};
 use crate::math::Real;
 use crate::solids::StaticSolids;
 use serde::{Deserialize, Serialize};
-use tidepool_linalg::{pcg, Mic0, PcgParams, Stencil7};
+use tidepool_linalg::Stencil7;
 
 /// Smallest ghost-fluid interface fraction (avoids unbounded coefficients).
 const THETA_MIN: Real = 0.01;
@@ -234,44 +235,4 @@ where
         }
         changed
     })
-}
-
-/// Projects `velocity` so that every liquid cell has the uniform divergence `divergence` (1/s;
-/// zero for an incompressible liquid, see [`super::VolumeControl`]). `pressure` (Pa) is the
-/// initial guess on entry and the new pressure on exit (0 outside the liquid). Returns which
-/// faces received a pressure update (the valid faces for extrapolation) and a report.
-#[allow(clippy::too_many_arguments)]
-pub fn project(
-    grid: &Grid,
-    phi: &Array3<Real>,
-    solids: &StaticSolids,
-    velocity: &mut MacVelocity,
-    pressure: &mut Array3<Real>,
-    density: Real,
-    dt: Real,
-    divergence: Real,
-    params: PcgParams,
-) -> ([Array3<bool>; 3], ProjectionReport) {
-    let liquid = liquid_cells(phi, solids);
-    let classify = liquid_neighbour(phi, &liquid);
-    let (a, b) = assemble_with(grid, solids, velocity, &liquid, divergence, &classify);
-    let to_scaled = dt / (density * grid.dx);
-    let mut q: Vec<Real> = pressure
-        .as_slice()
-        .iter()
-        .zip(liquid.as_slice())
-        .map(|(p, &l)| if l { p * to_scaled } else { 0.0 })
-        .collect();
-    let info = pcg(&a, &Mic0::new(&a), &b, &mut q, params);
-    let report = ProjectionReport {
-        unknowns: liquid.as_slice().iter().filter(|&&l| l).count(),
-        iterations: info.iterations,
-        residual: info.relative_residual,
-        converged: info.converged,
-    };
-    let q = Array3::from_vec(grid.dims, q);
-    let valid = apply_gradient(grid, solids, velocity, &q, &liquid, &classify);
-    let to_pascal = 1.0 / to_scaled;
-    *pressure = q.par_map(|_, _, _, v| v * to_pascal);
-    (valid, report)
 }
