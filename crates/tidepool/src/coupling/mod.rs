@@ -4,9 +4,12 @@
 //!
 //! Cells whose centre lies inside a solid are not pressure unknowns. Every face between a
 //! liquid cell and a solid cell is a coupled face `f` with an impulse `lambda_f` that the solid
-//! gives the liquid along the face's axis (and the liquid gives back to the solid). With the
-//! dual-cell masses `beta_f = rho dx^3 open_f` (halved on coupled faces, see [`LIQUID_SHARE`]),
-//! the divergence `D` (face areas times outward
+//! gives the liquid along the face's axis (and the liquid gives back to the solid). The solid's
+//! surface crosses the segment between the two cell centres a fraction `theta_f` of the way from
+//! the liquid cell (from the solid's signed distance at both, as the ghost fluid method places
+//! the free surface): the liquid fills that share of the face's dual cell, whose mass is then
+//! `beta_f = rho dx^3 open_f theta_f` (`theta_f = 1` on other faces), and the pressure's boundary
+//! condition sits on the solid's surface. With the divergence `D` (face areas times outward
 //! signs), `W` the selection of coupled faces, `J` the solids' velocities at those faces and
 //! `K` their impulse response (`J K J^T` is "velocity changes at the faces per impulses at the
 //! faces"), the liquid velocity `beta u = beta u* + D^T P + W^T lambda` must be divergence free
@@ -21,26 +24,20 @@
 //! free surface: `B b^-1 B^T` with `B = [D; W]` plus a positive semi-definite block. Scaled by
 //! `q = P / (rho dx)`, `mu = lambda / (rho dx^3)` and rows divided by `rho dx^3`, the pressure
 //! block is the liquid's own Poisson matrix ([`crate::fluids::eulerian::projection`], the solid
-//! side of a coupled face entering it as zero pressure on the face), the off-diagonal entries
-//! are the outward signs `+-1` over the liquid share, and the impulse block is
-//! `1/(open_f share)` plus `rho dx^3 J K J^T`. It is
+//! side of a coupled face entering it as zero pressure at the solid's surface), the
+//! off-diagonal entries are the outward signs `+-1` over `theta_f`, and the impulse block is
+//! `1/(open_f theta_f)` plus `rho dx^3 J K J^T`. It is
 //! solved by PCG preconditioned with MIC(0) on the pressure block and the diagonal of the
 //! impulse block.
 //!
 //! The solve is written against [`CoupledSolid`], so every kind of solid joins it the same way.
 
-use crate::fluids::eulerian::projection::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport};
+use crate::fluids::eulerian::projection::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, THETA_MIN};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::rigid::RigidBody;
 use crate::solids::StaticSolids;
 use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
-
-/// The liquid's share of a coupled face's dual cell: the other half lies in the solid cell.
-/// It makes the dual-cell mass `beta_f = rho dx^3 open_f / 2`, so that the liquid's weight on
-/// the face is that of the liquid half only, and puts the pressure's boundary condition on the
-/// face, half a cell from the liquid cell's centre (the solid's surface at this resolution).
-const LIQUID_SHARE: Real = 0.5;
 
 /// What the coupled solve needs from a solid.
 pub trait CoupledSolid: Sync {
@@ -98,23 +95,52 @@ pub struct CoupledFace {
     pub solid: usize,
     /// Open (not statically blocked) area fraction of the face.
     pub open: Real,
+    /// Where the solid's surface crosses from the liquid cell's centre to the solid cell's, as
+    /// a fraction of the way: the liquid's share of the face's dual cell.
+    pub theta: Real,
     /// Face centre (m).
     pub point: Vec3,
 }
 
-/// Which solid, if any, contains each cell centre (the innermost one where solids overlap).
-fn solid_cells(grid: &Grid, solids: &[&mut dyn CoupledSolid]) -> Array3<Option<usize>> {
-    let mut owner = Array3::filled(grid.dims, None);
-    owner.par_fill_with(|i, j, k| {
+/// At each cell centre: the distance to the nearest solid surface (negative inside a solid)
+/// and the solid containing the centre, if any (the innermost one where solids overlap).
+fn solid_cells(grid: &Grid, solids: &[&mut dyn CoupledSolid]) -> Array3<(Real, Option<usize>)> {
+    let mut cells = Array3::filled(grid.dims, (Real::INFINITY, None));
+    cells.par_fill_with(|i, j, k| {
         let x = grid.position(Location::Cell, i, j, k);
-        let inside = solids.iter().enumerate().map(|(s, solid)| (s, solid.signed_distance(&x))).filter(|(_, d)| *d < 0.0);
-        inside.min_by(|a, b| a.1.total_cmp(&b.1)).map(|(s, _)| s)
+        let nearest = solids.iter().enumerate().map(|(s, solid)| (s, solid.signed_distance(&x))).min_by(|a, b| a.1.total_cmp(&b.1));
+        nearest.map_or((Real::INFINITY, None), |(s, d)| (d, (d < 0.0).then_some(s)))
     });
-    owner
+    cells
+}
+
+/// The liquid's share of the face between liquid cell `c` and solid cell `n`: where the solid's
+/// surface crosses the segment between their centres, found by bisection on the solid's signed
+/// distance (exact for any shape, unlike interpolating the two centres' distances, which is
+/// wrong wherever the nearest surface point is on another side of the solid).
+fn share(grid: &Grid, solids: &[&mut dyn CoupledSolid], cells: &Array3<(Real, Option<usize>)>, c: [usize; 3], n: [usize; 3]) -> Real {
+    let Some(s) = cells.get(n[0], n[1], n[2]).1 else { return 1.0 };
+    let (a, b) = (grid.position(Location::Cell, c[0], c[1], c[2]), grid.position(Location::Cell, n[0], n[1], n[2]));
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        if solids[s].signed_distance(&(a + mid * (b - a))) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (0.5 * (lo + hi)).clamp(THETA_MIN, 1.0)
 }
 
 /// The coupled faces around the unknown cells.
-fn coupled_faces(grid: &Grid, static_solids: &StaticSolids, unknown: &Array3<bool>, owner: &Array3<Option<usize>>) -> Vec<CoupledFace> {
+fn coupled_faces(
+    grid: &Grid,
+    static_solids: &StaticSolids,
+    unknown: &Array3<bool>,
+    solids: &[&mut dyn CoupledSolid],
+    cells: &Array3<(Real, Option<usize>)>,
+) -> Vec<CoupledFace> {
     let mut faces = Vec::new();
     for c in 0..grid.cell_count() {
         if !unknown.as_slice()[c] {
@@ -124,13 +150,14 @@ fn coupled_faces(grid: &Grid, static_solids: &StaticSolids, unknown: &Array3<boo
         for axis in 0..3 {
             for side in 0..2 {
                 let Some(n) = across(grid, idx, axis, side) else { continue };
-                let Some(solid) = owner.get(n[0], n[1], n[2]) else { continue };
+                let Some(solid) = cells.get(n[0], n[1], n[2]).1 else { continue };
                 let f = face_of(idx, axis, side);
                 let open = static_solids.face_open[axis].get(f[0], f[1], f[2]);
                 if open > 0.0 {
                     let point = grid.position(Location::Face(axis), f[0], f[1], f[2]);
                     let sign = if side == 1 { 1.0 } else { -1.0 };
-                    faces.push(CoupledFace { axis, index: f, cell: (c, sign), solid, open, point });
+                    let theta = share(grid, solids, cells, idx, n);
+                    faces.push(CoupledFace { axis, index: f, cell: (c, sign), solid, open, theta, point });
                 }
             }
         }
@@ -175,7 +202,7 @@ impl CoupledSystem<'_, '_> {
                 let mut change = [Vec3::zeros()];
                 let unit = Vec3::ith(f.axis, self.cell_mass);
                 self.solids[f.solid].impulse_response(&[f.point], &[unit], &mut change);
-                1.0 / (f.open * LIQUID_SHARE) + change[0][f.axis]
+                1.0 / (f.open * f.theta) + change[0][f.axis]
             })
             .collect()
     }
@@ -193,8 +220,8 @@ impl LinearOperator for CoupledSystem<'_, '_> {
         self.pressure.apply(q, yq);
         for (f, face) in self.faces.iter().enumerate() {
             let (c, sign) = face.cell;
-            yq[c] += sign * mu[f] / LIQUID_SHARE;
-            ymu[f] = (sign * q[c] + mu[f] / face.open) / LIQUID_SHARE;
+            yq[c] += sign * mu[f] / face.theta;
+            ymu[f] = (sign * q[c] + mu[f] / face.open) / face.theta;
         }
         self.add_solid_response(mu, ymu);
     }
@@ -228,10 +255,26 @@ pub struct CouplingReport {
     pub impulse_on_liquid: Vec3,
 }
 
+/// How the cell across a face of an unknown cell enters the pressure block: a solid cell as
+/// zero pressure on the solid's surface, the rest as in the plain free-surface projection.
+fn classify<'a, 's: 'a>(
+    grid: &'a Grid,
+    phi: &'a Array3<Real>,
+    unknown: &'a Array3<bool>,
+    solids: &'a [&'s mut dyn CoupledSolid],
+    cells: &'a Array3<(Real, Option<usize>)>,
+) -> impl Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync + use<'a, 's> {
+    let base = liquid_neighbour(phi, unknown);
+    move |c, n| match n {
+        Some(n) if cells.get(n[0], n[1], n[2]).1.is_some() => Across::Dirichlet(share(grid, solids, cells, c, n)),
+        _ => base(c, n),
+    }
+}
+
 /// The unknown cells, the coupled system and its right-hand side.
 struct Assembled<'a, 's> {
     unknown: Array3<bool>,
-    owner: Array3<Option<usize>>,
+    cells: Array3<(Real, Option<usize>)>,
     system: CoupledSystem<'a, 's>,
     rhs: Vec<Real>,
 }
@@ -246,18 +289,11 @@ fn assemble<'a, 's>(
     divergence: Real,
     solids: &'a [&'s mut dyn CoupledSolid],
 ) -> Assembled<'a, 's> {
-    let owner = solid_cells(grid, solids);
+    let cells = solid_cells(grid, solids);
     let liquid = liquid_cells(phi, static_solids);
-    let unknown = liquid.par_map(|i, j, k, l| l && owner.get(i, j, k).is_none());
-    let faces = coupled_faces(grid, static_solids, &unknown, &owner);
-    let (pressure, mut rhs) = {
-        let base = liquid_neighbour(phi, &unknown);
-        let classify = |c: [usize; 3], n: Option<[usize; 3]>| match n {
-            Some(n) if owner.get(n[0], n[1], n[2]).is_some() => Across::Dirichlet(LIQUID_SHARE),
-            _ => base(c, n),
-        };
-        assemble_with(grid, static_solids, velocity, &unknown, divergence, classify)
-    };
+    let unknown = liquid.par_map(|i, j, k, l| l && cells.get(i, j, k).1.is_none());
+    let faces = coupled_faces(grid, static_solids, &unknown, solids, &cells);
+    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(grid, phi, &unknown, solids, &cells));
     rhs.extend(faces.iter().map(|f| {
         let u = velocity.faces[f.axis].get(f.index[0], f.index[1], f.index[2]);
         -(u - solids[f.solid].velocity_at(&f.point)[f.axis])
@@ -267,7 +303,7 @@ fn assemble<'a, 's>(
         by_solid[f.solid].push(i);
     }
     let cell_mass = density * grid.dx.powi(3);
-    Assembled { unknown, owner, system: CoupledSystem { pressure, faces, by_solid, solids, cell_mass }, rhs }
+    Assembled { unknown, cells, system: CoupledSystem { pressure, faces, by_solid, solids, cell_mass }, rhs }
 }
 
 /// Projects `velocity` together with `solids`: afterwards the liquid is divergence free (up
@@ -289,7 +325,7 @@ pub fn project(
     solids: &mut [&mut dyn CoupledSolid],
 ) -> ([Array3<bool>; 3], CouplingReport) {
     let to_scaled = dt / (density * grid.dx);
-    let (solution, unknown, owner, faces, info) = {
+    let (solution, unknown, cells, faces, info) = {
         let assembled = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
         let system = &assembled.system;
         let mut x: Vec<Real> = pressure
@@ -301,26 +337,19 @@ pub fn project(
         x.resize(system.len(), 0.0);
         let preconditioner = BlockPreconditioner { pressure: Mic0::new(&system.pressure), impulse_diagonal: system.impulse_diagonal() };
         let info = pcg(system, &preconditioner, &assembled.rhs, &mut x, params);
-        (x, assembled.unknown, assembled.owner, system.faces.clone(), info)
+        (x, assembled.unknown, assembled.cells, system.faces.clone(), info)
     };
     let n = grid.cell_count();
     let q = Array3::from_vec(grid.dims, solution[..n].to_vec());
     let mu = &solution[n..];
-    let valid = {
-        let base = liquid_neighbour(phi, &unknown);
-        let classify = |c: [usize; 3], m: Option<[usize; 3]>| match m {
-            Some(m) if owner.get(m[0], m[1], m[2]).is_some() => Across::Dirichlet(LIQUID_SHARE),
-            _ => base(c, m),
-        };
-        apply_gradient(grid, static_solids, velocity, &q, &unknown, classify)
-    };
+    let valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(grid, phi, &unknown, solids, &cells));
     let cell_mass = density * grid.dx.powi(3);
     let mut impulse_on_liquid = Vec3::zeros();
     let mut per_solid: Vec<(Vec<Vec3>, Vec<Vec3>)> = vec![(Vec::new(), Vec::new()); solids.len()];
     for (f, face) in faces.iter().enumerate() {
         let [i, j, k] = face.index;
         let u = velocity.faces[face.axis].get(i, j, k);
-        velocity.faces[face.axis].set(i, j, k, u + mu[f] / (face.open * LIQUID_SHARE));
+        velocity.faces[face.axis].set(i, j, k, u + mu[f] / (face.open * face.theta));
         let impulse = Vec3::ith(face.axis, cell_mass * mu[f]);
         impulse_on_liquid += impulse;
         per_solid[face.solid].0.push(face.point);
@@ -366,12 +395,17 @@ mod tests {
     }
 
     fn tank(density: Real) -> Tank {
+        tank_with_cube_at(density, 0.125)
+    }
+
+    /// The tank with the cube's bottom at height `bottom`.
+    fn tank_with_cube_at(density: Real, bottom: Real) -> Tank {
         let grid = Grid { dims: [8; 3], dx: 0.125, origin: Vec3::zeros() };
         let phi = grid.sample_fn(Location::Cell, |x| x.y - 0.55);
         let statics = StaticSolids::new(&grid, [[Boundary::Wall; 2]; 3], Vec::new());
         let mut velocity = MacVelocity::zeros(&grid);
         velocity.faces[1].as_mut_slice().iter_mut().for_each(|v| *v = -G * DT);
-        let cube = Shape::Box { min: Vec3::new(0.375, 0.125, 0.375), max: Vec3::new(0.625, 0.375, 0.625) };
+        let cube = Shape::Box { min: Vec3::new(0.375, bottom, 0.375), max: Vec3::new(0.625, bottom + 0.25, 0.625) };
         let mut body = RigidBody::new("cube", BodyKind::Dynamic, &cube, density, Material { restitution: 0.0, friction: 0.5 }, 0.05);
         body.velocity.y = -G * DT;
         Tank { grid, phi, statics, velocity, body }
@@ -443,7 +477,14 @@ mod tests {
 
     #[test]
     fn a_body_of_the_liquids_density_is_held_by_the_pressure() {
-        let mut t = tank(1000.0);
+        // On whole cells, and with its top and bottom between cell centres (where the pressure
+        // condition sits at the cube's surface, a fraction of the way between centres).
+        for bottom in [0.125, 0.15] {
+            held(tank_with_cube_at(1000.0, bottom));
+        }
+    }
+
+    fn held(mut t: Tank) {
         let valid = solve(&mut t);
         // Buoyancy cancels weight: the cube and the liquid stay at rest.
         assert!(t.body.velocity.norm() < 1e-6 * G * DT, "cube moves at {:?}", t.body.velocity);

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use tidepool_linalg::Stencil7;
 
 /// Smallest ghost-fluid interface fraction (avoids unbounded coefficients).
-const THETA_MIN: Real = 0.01;
+pub(crate) const THETA_MIN: Real = 0.01;
 
 /// What the pressure solve did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
