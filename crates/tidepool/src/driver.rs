@@ -158,7 +158,7 @@ impl Driver {
             if remaining <= 1e-9 / world.settings.fps {
                 break;
             }
-            let dt_cfl = world.liquid.cfl_dt(&world.grid, world.settings.cfl, &world.settings.gravity, &world.sources);
+            let dt_cfl = world.cfl_dt();
             let dt = remaining / (remaining / dt_cfl).ceil().max(1.0);
             if dt < MIN_DT {
                 return Err(Error::BlowUp {

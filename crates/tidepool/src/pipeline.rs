@@ -1,15 +1,20 @@
 //! One substep: the fixed order of phases.
 //!
-//! 1. surface: particles and level set advected with `u^n`, particle correction, reinitialisation;
+//! 1. surface: particles and level set advected with `u^n`, particle correction, reinitialisation,
+//!    the level set extended into obstacles and bodies;
 //! 2. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
 //! 3. sources: emitter regions become liquid with the emitter velocity;
-//! 4. gravity `u* += dt g`;
-//! 5. pressure projection (ghost-fluid free surface, cut-cell solids), velocity extension into
-//!    the air and the free-slip constraint at solids;
-//! 6. checks: a non-finite value or a speed above `simulation.max_speed` is a blow-up.
+//! 4. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies;
+//! 5. the coupled projection (ghost-fluid free surface, cut-cell obstacles, bodies through their
+//!    face impulses: see [`crate::coupling`]), velocity extension into the air and the
+//!    free-slip constraint at obstacles;
+//! 6. bodies: collisions and contact with each other and the static world, then positions;
+//! 7. checks: a non-finite value or a speed above `simulation.max_speed` is a blow-up.
 
 use crate::fluids::eulerian::projection::ProjectionReport;
-use crate::math::Real;
+use crate::coupling::CoupledSolid;
+use crate::math::{Real, Vec3};
+use crate::solids::rigid;
 use crate::world::World;
 use serde::Serialize;
 use std::time::Instant;
@@ -27,6 +32,8 @@ pub struct PhaseTimings {
     pub projection: f64,
     /// Velocity extension and solid constraint.
     pub extrapolation: f64,
+    /// Body collisions, contact and positions.
+    pub bodies: f64,
 }
 
 impl PhaseTimings {
@@ -37,11 +44,12 @@ impl PhaseTimings {
         self.forces += other.forces;
         self.projection += other.projection;
         self.extrapolation += other.extrapolation;
+        self.bodies += other.bodies;
     }
 
     /// Total of all phases.
     pub fn total(&self) -> f64 {
-        self.surface + self.velocity_advection + self.forces + self.projection + self.extrapolation
+        self.surface + self.velocity_advection + self.forces + self.projection + self.extrapolation + self.bodies
     }
 }
 
@@ -52,6 +60,8 @@ pub struct StepReport {
     pub dt: Real,
     /// The pressure solve.
     pub projection: ProjectionReport,
+    /// Total impulse the bodies gave the liquid (N s); they received its opposite.
+    pub impulse_on_liquid: Vec3,
     /// Time per phase.
     pub timings: PhaseTimings,
 }
@@ -66,23 +76,46 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
         *slot += (now - clock).as_secs_f64();
         clock = now;
     };
+    world.update_body_distance();
     let liquid = &mut world.liquid;
     liquid.advect_surface(&grid, &world.solids, dt, world.clock.step);
     lap(&mut timings.surface);
     liquid.advect_velocity(&grid, dt);
     lap(&mut timings.velocity_advection);
     liquid.apply_sources(&grid, &world.solids, &world.sources, world.clock.time);
-    liquid.add_gravity(&world.settings.gravity, dt);
+    let gravity = world.settings.gravity;
+    liquid.add_gravity(&gravity, dt);
+    for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
+        body.velocity += dt * gravity;
+    }
     lap(&mut timings.forces);
-    let (valid, _) = liquid.project(&grid, &world.solids, dt, &mut []);
+    let mut coupled: Vec<&mut dyn CoupledSolid> = world.bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).collect();
+    let (valid, coupling) = liquid.project(&grid, &world.solids, dt, &mut coupled);
     lap(&mut timings.projection);
     let layers = world.settings.cfl.ceil() as usize + 4;
     liquid.extend_velocity(&grid, &world.solids, valid, layers);
     lap(&mut timings.extrapolation);
+    rigid::advance(&mut world.bodies, &world.body_statics, dt);
+    lap(&mut timings.bodies);
+    let liquid = &world.liquid;
     world.clock.time += dt;
     world.clock.step += 1;
     if let Some(problem) = liquid.find_non_finite() {
         return Err(problem.to_string());
+    }
+    for body in &world.bodies {
+        let state = body.velocity.iter().chain(body.angular_momentum.iter()).chain(body.position.iter());
+        if !state.into_iter().all(|v| v.is_finite()) {
+            return Err(format!("body `{}` has a non-finite position or velocity", body.name));
+        }
+        if body.velocity.norm() > world.settings.max_speed {
+            return Err(format!(
+                "body `{}` reached {:.3} m/s, above simulation.max_speed = {} m/s",
+                body.name,
+                body.velocity.norm(),
+                world.settings.max_speed
+            ));
+        }
     }
     let speed = liquid.max_speed();
     if speed > world.settings.max_speed {
@@ -91,5 +124,5 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
             world.settings.max_speed
         ));
     }
-    Ok(StepReport { dt, projection: liquid.last_projection, timings })
+    Ok(StepReport { dt, projection: liquid.last_projection, impulse_on_liquid: coupling.impulse_on_liquid, timings })
 }

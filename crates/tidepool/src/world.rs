@@ -1,11 +1,16 @@
 //! The state of one simulation. No loop and no I/O here.
 
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams, LiquidSource};
-use crate::grid::{Grid, Location};
+use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::scene::{LoadedScene, Operation};
+use crate::scene::Boundary;
+use crate::solids::rigid::{Material, RigidBody, StaticGeometry};
 use crate::solids::StaticSolids;
 use tidepool_linalg::PcgParams;
+
+/// Restitution and friction of the domain walls and obstacles in collisions with bodies.
+pub const STATIC_MATERIAL: Material = Material { restitution: 0.2, friction: 0.5 };
 
 /// Global settings from `[simulation]`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,6 +51,10 @@ pub struct World {
     pub liquid: LevelSetLiquid,
     /// Liquid emitters.
     pub sources: Vec<LiquidSource>,
+    /// Rigid bodies.
+    pub bodies: Vec<RigidBody>,
+    /// The static world the bodies collide with: closed domain sides and obstacles.
+    pub body_statics: StaticGeometry,
     /// Time.
     pub clock: Clock,
 }
@@ -81,7 +90,6 @@ impl World {
             seed: sim.seed,
             volume_correction: l.volume_correction,
         };
-        let liquid = LevelSetLiquid::new(&grid, params, phi, &solids);
         let sources = l
             .source
             .iter()
@@ -93,11 +101,80 @@ impl World {
                 end: s.end.unwrap_or(Real::INFINITY),
             })
             .collect();
-        World { grid, settings, solids, liquid, sources, clock: Clock::default() }
+        let body_statics = StaticGeometry {
+            min: grid.origin,
+            max: grid.origin + Vec3::from_fn(|a, _| grid.dims[a] as Real * grid.dx),
+            walls: solids.boundaries.map(|sides| sides.map(|b| b == Boundary::Wall)),
+            obstacles: loaded.obstacles.iter().map(|(_, shape)| shape.clone()).collect(),
+            material: STATIC_MATERIAL,
+        };
+        let bodies: Vec<RigidBody> = loaded
+            .bodies
+            .iter()
+            .map(|b| {
+                let material = Material { restitution: b.restitution, friction: b.friction };
+                let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, b.density, material, 0.5 * grid.dx);
+                if body.is_dynamic() {
+                    body.velocity = b.velocity;
+                    body.angular_momentum = body.inertia * b.angular_velocity;
+                }
+                body
+            })
+            .collect();
+        let liquid = LevelSetLiquid::new(&grid, params, phi, &solids, body_distance(&grid, &bodies));
+        World { grid, settings, solids, liquid, sources, bodies, body_statics, clock: Clock::default() }
+    }
+
+    /// Longest substep the CFL number allows: neither the liquid nor any point of a body may
+    /// cross more than `cfl` cells.
+    pub fn cfl_dt(&self) -> Real {
+        let s = &self.settings;
+        let liquid = self.liquid.cfl_dt(&self.grid, s.cfl, &s.gravity, &self.sources);
+        let fastest_body = self.bodies.iter().map(|b| b.velocity.norm() + b.angular_velocity().norm() * b.bounding_radius).fold(0.0, Real::max);
+        if fastest_body > 0.0 {
+            liquid.min(s.cfl * self.grid.dx / fastest_body)
+        } else {
+            liquid
+        }
+    }
+
+    /// Volume of body `b` below the liquid's surface (m^3): the cells around it weighted by the
+    /// smoothed fractions of the cell inside the body and inside the liquid (first order in the
+    /// cell size).
+    pub fn submerged_volume(&self, b: usize) -> Real {
+        let body = &self.bodies[b];
+        let grid = &self.grid;
+        let reach = Vec3::repeat(body.bounding_radius + grid.dx);
+        let (lo, hi) = (grid.cell_of(&(body.position - reach)), grid.cell_of(&(body.position + reach)));
+        let pose = body.pose();
+        let mut volume = 0.0;
+        for k in lo[2]..=hi[2] {
+            for j in lo[1]..=hi[1] {
+                for i in lo[0]..=hi[0] {
+                    let x = grid.position(Location::Cell, i, j, k);
+                    let inside = (0.5 - body.signed_distance_at(&pose, &x) / grid.dx).clamp(0.0, 1.0);
+                    let wet = (0.5 - self.liquid.phi.get(i, j, k) / grid.dx).clamp(0.0, 1.0);
+                    volume += inside * wet;
+                }
+            }
+        }
+        volume * grid.dx.powi(3)
+    }
+
+    /// Samples the bodies' signed distance at cell centres for the liquid.
+    pub fn update_body_distance(&mut self) {
+        self.liquid.body_distance = body_distance(&self.grid, &self.bodies);
     }
 
     /// Heap bytes held by the persistent state.
     pub fn heap_bytes(&self) -> usize {
         self.solids.heap_bytes() + self.liquid.heap_bytes()
     }
+}
+
+/// The bodies' signed distance at cell centres (`None` without bodies).
+fn body_distance(grid: &Grid, bodies: &[RigidBody]) -> Option<Array3<Real>> {
+    (!bodies.is_empty()).then(|| {
+        grid.sample_fn(Location::Cell, |x| bodies.iter().map(|b| b.signed_distance_at(&b.pose(), &x)).fold(Real::INFINITY, Real::min))
+    })
 }

@@ -39,7 +39,7 @@ fn one_turn(n: usize, slotted: bool) -> Real {
         seed: 1,
         volume_correction: false,
     };
-    let mut liquid = LevelSetLiquid::new(&grid, params, phi, &solids);
+    let mut liquid = LevelSetLiquid::new(&grid, params, phi, &solids, None);
     let v0 = volume_inside(&grid, &liquid.phi, None);
     for a in 0..2 {
         liquid.velocity.faces[a].par_fill_with(|i, j, k| {

@@ -5,19 +5,23 @@
 //! Layout (little endian): 16-byte magic, `u32` format version, `u64` physics fingerprint of the
 //! scene, `u32` frame, `f64` time, `u64` substep count, the volume control (`f64` target,
 //! error integral, last divergence), then the arrays `u`, `v`, `w`, `phi`,
-//! `pressure` (each `u64` length + `f64`s) and the particles (`u64` count + 5 `f32` each).
+//! `pressure` (each `u64` length + `f64`s), the particles (`u64` count + 5 `f32` each) and the
+//! bodies (`u64` count + 13 `f64` each: position, orientation quaternion w x y z, velocity,
+//! angular momentum).
 
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
 use crate::error::{Error, Result};
 use crate::fluids::eulerian::particles::MarkerParticle;
 use crate::grid::Array3;
+use crate::math::{Quat, Vec3};
+use nalgebra::Quaternion;
 use crate::scene::Scene;
 use crate::world::World;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"TIDEPOOL-CKPT\0\0\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// A fingerprint of everything in a scene that affects the simulated state (the output settings
 /// and the frame count may change between a run and its resumption).
@@ -52,6 +56,14 @@ pub fn encode(world: &World, fingerprint: u64) -> Vec<u8> {
     out.extend_from_slice(&(liquid.particles.len() as u64).to_le_bytes());
     for p in &liquid.particles {
         for v in p.position.iter().chain([&p.radius, &p.sign]) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    out.extend_from_slice(&(world.bodies.len() as u64).to_le_bytes());
+    for b in &world.bodies {
+        let q = b.orientation.quaternion();
+        let values = b.position.iter().chain([&q.w, &q.i, &q.j, &q.k]).chain(b.velocity.iter()).chain(b.angular_momentum.iter());
+        for v in values {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
@@ -132,9 +144,24 @@ pub fn decode(bytes: &[u8], world: &mut World, fingerprint: u64) -> std::result:
         }
         particles.push(MarkerParticle { position: [f[0], f[1], f[2]], radius: f[3], sign: f[4] });
     }
+    let bodies = r.u64().ok_or_else(truncated)? as usize;
+    if bodies != world.bodies.len() {
+        return Err(format!("it holds {bodies} bodies where the scene has {}", world.bodies.len()));
+    }
+    for b in &mut world.bodies {
+        let mut f = [0.0; 13];
+        for v in &mut f {
+            *v = r.f64().ok_or_else(truncated)?;
+        }
+        b.position = Vec3::new(f[0], f[1], f[2]);
+        b.orientation = Quat::new_unchecked(Quaternion::new(f[3], f[4], f[5], f[6]));
+        b.velocity = Vec3::new(f[7], f[8], f[9]);
+        b.angular_momentum = Vec3::new(f[10], f[11], f[12]);
+    }
     if r.at != bytes.len() {
         return Err("unexpected bytes after the end of the state".into());
     }
+    let liquid = &mut world.liquid;
     liquid.particles = particles;
     world.clock.frame = frame;
     world.clock.time = time;

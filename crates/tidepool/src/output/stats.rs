@@ -5,6 +5,7 @@ use super::write_atomic;
 use crate::driver::{Frame, FrameSink};
 use crate::error::{Error, Result};
 use crate::pipeline::PhaseTimings;
+use crate::math::Vec3;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -33,8 +34,29 @@ pub struct StatsLine {
     pub pressure_converged: bool,
     /// Marker particles.
     pub particles: usize,
+    /// Linear momentum of liquid and bodies together (kg m/s).
+    pub total_momentum: [f64; 3],
+    /// Each rigid body's state.
+    pub bodies: Vec<BodyLine>,
     /// Seconds per phase, summed over the frame.
     pub phase_seconds: PhaseTimings,
+}
+
+/// One body in a stats line.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BodyLine {
+    /// The body's name.
+    pub name: String,
+    /// Centre of mass (m).
+    pub position: [f64; 3],
+    /// Orientation quaternion `[w, x, y, z]`.
+    pub orientation: [f64; 4],
+    /// Velocity of the centre of mass (m/s).
+    pub linear_velocity: [f64; 3],
+    /// Angular velocity (rad/s).
+    pub angular_velocity: [f64; 3],
+    /// Volume below the liquid's surface (m^3).
+    pub submerged_volume: f64,
 }
 
 impl StatsLine {
@@ -53,6 +75,27 @@ impl StatsLine {
             pressure_residual: r.pressure_residual,
             pressure_converged: r.pressure_converged,
             particles: r.particles,
+            total_momentum: {
+                let bodies: Vec3 = frame.world.bodies.iter().filter(|b| b.is_dynamic()).map(|b| b.mass * b.velocity).sum();
+                (r.measures.momentum + bodies).into()
+            },
+            bodies: frame
+                .world
+                .bodies
+                .iter()
+                .enumerate()
+                .map(|(n, b)| {
+                    let q = b.orientation.quaternion();
+                    BodyLine {
+                        name: b.name.clone(),
+                        position: b.position.into(),
+                        orientation: [q.w, q.i, q.j, q.k],
+                        linear_velocity: b.velocity.into(),
+                        angular_velocity: b.angular_velocity().into(),
+                        submerged_volume: frame.world.submerged_volume(n),
+                    }
+                })
+                .collect(),
             phase_seconds: r.timings,
         }
     }

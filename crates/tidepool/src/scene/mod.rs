@@ -6,6 +6,7 @@ pub mod schema;
 mod validate;
 
 pub use schema::*;
+pub use validate::BodySetup;
 
 use crate::error::SceneError;
 use crate::geometry::Shape;
@@ -38,6 +39,8 @@ pub struct LoadedScene {
     pub sources: Vec<Shape>,
     /// Obstacles with their names, in order.
     pub obstacles: Vec<(String, Shape)>,
+    /// Rigid bodies.
+    pub bodies: Vec<BodySetup>,
 }
 
 /// Reads, parses and validates a scene file. Mesh paths are relative to the scene's directory.
@@ -76,6 +79,7 @@ pub fn parse(
         regions: resolved.regions,
         sources: resolved.sources,
         obstacles: resolved.obstacles,
+        bodies: resolved.bodies,
     })
 }
 

@@ -18,6 +18,9 @@ pub struct Scene {
     /// Static obstacles.
     #[serde(default, rename = "obstacle")]
     pub obstacles: Vec<Obstacle>,
+    /// Rigid bodies, two-way coupled to the liquid.
+    #[serde(default, rename = "body")]
+    pub bodies: Vec<Body>,
     /// What is written, where and how often.
     #[serde(default)]
     pub output: Output,
@@ -228,6 +231,63 @@ pub struct Obstacle {
     pub shape: ShapeSpec,
 }
 
+/// A rigid body, `[[body]]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    /// Name used in outputs.
+    pub name: Option<String>,
+    /// The body's shape where it starts.
+    pub shape: ShapeSpec,
+    /// Moved by the liquid, gravity and contact, or fixed.
+    #[serde(default)]
+    pub kind: BodyKind,
+    /// Density (kg/m^3); give this or `mass` for a dynamic body.
+    pub density: Option<f64>,
+    /// Mass (kg); give this or `density` for a dynamic body.
+    pub mass: Option<f64>,
+    /// Initial velocity of the centre of mass (m/s).
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Initial angular velocity (rad/s).
+    #[serde(default)]
+    pub angular_velocity: [f64; 3],
+    /// Coefficient of restitution in collisions (0: no bounce, 1: elastic).
+    #[serde(default = "default_restitution")]
+    pub restitution: f64,
+    /// Coulomb friction coefficient.
+    #[serde(default = "default_friction")]
+    pub friction: f64,
+}
+
+/// How a body moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BodyKind {
+    /// Moved by the liquid, gravity and contact.
+    #[default]
+    Dynamic,
+    /// Fixed in place; the liquid and other bodies push against it.
+    Static,
+}
+
+impl From<BodyKind> for crate::solids::rigid::BodyKind {
+    fn from(kind: BodyKind) -> Self {
+        match kind {
+            BodyKind::Dynamic => crate::solids::rigid::BodyKind::Dynamic,
+            BodyKind::Static => crate::solids::rigid::BodyKind::Static,
+        }
+    }
+}
+
+fn default_restitution() -> f64 {
+    0.2
+}
+
+fn default_friction() -> f64 {
+    0.5
+}
+
 /// A shape, written `shape.<kind> = { ... }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -238,6 +298,16 @@ pub enum ShapeSpec {
     Sphere { center: [f64; 3], radius: f64 },
     /// Cylinder with flat caps from `from` to `to`.
     Cylinder { from: [f64; 3], to: [f64; 3], radius: f64 },
+    /// The points within `radius` of the segment from `from` to `to`.
+    Capsule { from: [f64; 3], to: [f64; 3], radius: f64 },
+    /// Ring torus: a tube of radius `minor` around a circle of radius `major` about `axis`.
+    Torus {
+        center: [f64; 3],
+        #[serde(default = "y_axis")]
+        axis: [f64; 3],
+        major: f64,
+        minor: f64,
+    },
     /// A closed triangle mesh from an OBJ or PLY file, scaled, then rotated (degrees about x,
     /// then y, then z), then translated.
     Mesh {
@@ -253,6 +323,10 @@ pub enum ShapeSpec {
 
 fn one() -> f64 {
     1.0
+}
+
+fn y_axis() -> [f64; 3] {
+    [0.0, 1.0, 0.0]
 }
 
 /// `[output]`.

@@ -44,6 +44,28 @@ pub(super) struct Resolved {
     pub regions: Vec<(Operation, Shape)>,
     pub sources: Vec<Shape>,
     pub obstacles: Vec<(String, Shape)>,
+    pub bodies: Vec<BodySetup>,
+}
+
+/// A rigid body as the scene sets it up.
+#[derive(Clone, Debug)]
+pub struct BodySetup {
+    /// Name used in outputs.
+    pub name: String,
+    /// Dynamic or static.
+    pub kind: BodyKind,
+    /// The shape where the body starts.
+    pub shape: Shape,
+    /// Density (kg/m^3), from `density` or `mass / volume`.
+    pub density: Real,
+    /// Initial velocity (m/s).
+    pub velocity: Vec3,
+    /// Initial angular velocity (rad/s).
+    pub angular_velocity: Vec3,
+    /// Restitution.
+    pub restitution: Real,
+    /// Friction coefficient.
+    pub friction: Real,
 }
 
 pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneError> {
@@ -142,7 +164,45 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     if let (Some(p), Some(l)) = (&cam.position, &cam.look_at) {
         cx.check(p != l, "output.camera.look_at", || "the camera cannot look at its own position".into())?;
     }
-    Ok(Resolved { scene, grid, regions, sources, obstacles })
+    let mut bodies = Vec::new();
+    for (n, body) in scene.bodies.iter().enumerate() {
+        let key = format!("body[{n}]");
+        let shape = resolve_shape(&body.shape, &format!("{key}.shape"), cx)?;
+        inside_domain(&shape, &grid, &format!("{key}.shape"), "body", cx)?;
+        let volume = shape.mass_properties().volume;
+        let density = match (body.density, body.mass) {
+            (Some(d), None) => {
+                cx.positive(d, &format!("{key}.density"), "density in kg/m^3")?;
+                d
+            }
+            (None, Some(m)) => {
+                cx.positive(m, &format!("{key}.mass"), "mass in kg")?;
+                m / volume
+            }
+            (Some(_), Some(_)) => return Err(cx.error(&format!("{key}.mass"), "give either density or mass, not both")),
+            (None, None) if body.kind == BodyKind::Static => 1.0,
+            (None, None) => return Err(cx.error(&key, "a dynamic body needs a density (kg/m^3) or a mass (kg)")),
+        };
+        cx.finite3(&body.velocity, &format!("{key}.velocity"))?;
+        cx.finite3(&body.angular_velocity, &format!("{key}.angular_velocity"))?;
+        cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || {
+            format!("expected a restitution between 0 and 1, got {}", body.restitution)
+        })?;
+        cx.check(body.friction.is_finite() && body.friction >= 0.0, &format!("{key}.friction"), || {
+            format!("expected a friction coefficient >= 0, got {}", body.friction)
+        })?;
+        bodies.push(BodySetup {
+            name: body.name.clone().unwrap_or_else(|| format!("body_{n}")),
+            kind: body.kind,
+            shape,
+            density,
+            velocity: vec3(body.velocity),
+            angular_velocity: vec3(body.angular_velocity),
+            restitution: body.restitution,
+            friction: body.friction,
+        });
+    }
+    Ok(Resolved { scene, grid, regions, sources, obstacles, bodies })
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -225,6 +285,23 @@ fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, Sce
             cx.check(from != to, &format!("{key}.cylinder.to"), || "the cylinder's ends coincide".into())?;
             cx.positive(*radius, &format!("{key}.cylinder.radius"), "radius in m")?;
             Ok(Shape::Cylinder { from: vec3(*from), to: vec3(*to), radius: *radius })
+        }
+        ShapeSpec::Capsule { from, to, radius } => {
+            cx.finite3(from, &format!("{key}.capsule.from"))?;
+            cx.finite3(to, &format!("{key}.capsule.to"))?;
+            cx.check(from != to, &format!("{key}.capsule.to"), || "the capsule's ends coincide; use a sphere".into())?;
+            cx.positive(*radius, &format!("{key}.capsule.radius"), "radius in m")?;
+            Ok(Shape::Capsule { from: vec3(*from), to: vec3(*to), radius: *radius })
+        }
+        ShapeSpec::Torus { center, axis, major, minor } => {
+            cx.finite3(center, &format!("{key}.torus.center"))?;
+            cx.finite3(axis, &format!("{key}.torus.axis"))?;
+            let axis = vec3(*axis).try_normalize(1e-12).ok_or_else(|| cx.error(&format!("{key}.torus.axis"), "expected a non-zero axis"))?;
+            cx.positive(*minor, &format!("{key}.torus.minor"), "tube radius in m")?;
+            cx.check(major.is_finite() && *major > *minor, &format!("{key}.torus.major"), || {
+                format!("expected a ring radius larger than the tube radius ({minor} m), got {major}")
+            })?;
+            Ok(Shape::Torus { center: vec3(*center), axis, major: *major, minor: *minor })
         }
         ShapeSpec::Mesh { path, scale, rotate, translate } => {
             cx.positive(*scale, &format!("{key}.mesh.scale"), "scale factor")?;

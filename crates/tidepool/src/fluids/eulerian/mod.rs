@@ -63,6 +63,8 @@ pub struct LiquidMeasures {
     pub volume: Real,
     /// Kinetic energy (J).
     pub kinetic_energy: Real,
+    /// Linear momentum (kg m/s).
+    pub momentum: Vec3,
     /// Largest speed in a liquid cell (m/s).
     pub max_speed: Real,
 }
@@ -129,11 +131,15 @@ pub struct LevelSetLiquid {
     pub last_projection: ProjectionReport,
     /// Volume control state.
     pub volume: VolumeControl,
+    /// Signed distance to the moving bodies at cell centres (negative inside), where there are
+    /// any: set before each substep; the liquid extends into them and is not counted there.
+    pub body_distance: Option<Array3<Real>>,
 }
 
 impl LevelSetLiquid {
-    /// A liquid at rest filling `phi < 0`.
-    pub fn new(grid: &Grid, params: LiquidParams, mut phi: Array3<Real>, solids: &StaticSolids) -> Self {
+    /// A liquid at rest filling `phi < 0` outside the obstacles and the bodies (whose signed
+    /// distance at cell centres is `body_distance`).
+    pub fn new(grid: &Grid, params: LiquidParams, mut phi: Array3<Real>, solids: &StaticSolids, body_distance: Option<Array3<Real>>) -> Self {
         reinitialize(grid, &mut phi, LEVEL_SET_BAND * grid.dx);
         let mut liquid = LevelSetLiquid {
             params,
@@ -143,6 +149,7 @@ impl LevelSetLiquid {
             particles: Vec::new(),
             last_projection: ProjectionReport::default(),
             volume: VolumeControl { enabled: params.volume_correction, target: 0.0, error_integral: 0.0, divergence: 0.0 },
+            body_distance,
         };
         liquid.extend_into_solids(solids);
         liquid.volume.target = liquid.volume_without_solids(grid, solids);
@@ -179,11 +186,21 @@ impl LevelSetLiquid {
     /// Extends the level set into cells whose centre is inside an obstacle, so the surface meets
     /// obstacles at right angles and liquid volume next to them is measured correctly.
     fn extend_into_solids(&mut self, solids: &StaticSolids) {
-        if !solids.has_obstacles() {
-            return;
-        }
-        let mut valid = solids.phi_cells.par_map(|_, _, _, s| s >= 0.0);
+        let Some(solid) = self.solid_distance(solids) else { return };
+        let mut valid = solid.par_map(|_, _, _, s| s >= 0.0);
         extrapolate(&mut self.phi, &mut valid, 2);
+    }
+
+    /// Signed distance to all solids, obstacles and bodies, at cell centres (`None` without
+    /// any).
+    fn solid_distance<'a>(&'a self, solids: &'a StaticSolids) -> Option<std::borrow::Cow<'a, Array3<Real>>> {
+        use std::borrow::Cow;
+        match (solids.has_obstacles(), &self.body_distance) {
+            (false, None) => None,
+            (true, None) => Some(Cow::Borrowed(&solids.phi_cells)),
+            (false, Some(bodies)) => Some(Cow::Borrowed(bodies)),
+            (true, Some(bodies)) => Some(Cow::Owned(bodies.par_map(|i, j, k, d| d.min(solids.phi_cells.get(i, j, k))))),
+        }
     }
 
     /// Self-advection of the velocity over `dt`.
@@ -203,7 +220,7 @@ impl LevelSetLiquid {
 
     /// Liquid volume outside obstacles (m^3).
     fn volume_without_solids(&self, grid: &Grid, solids: &StaticSolids) -> Real {
-        volume_inside(grid, &self.phi, solids.has_obstacles().then_some(&solids.phi_cells))
+        volume_inside(grid, &self.phi, self.solid_distance(solids).as_deref())
     }
 
     /// Applies the active sources at time `t`: their shapes become liquid moving at their
@@ -361,19 +378,23 @@ impl LevelSetLiquid {
     /// Volume, kinetic energy and maximum speed.
     pub fn measures(&self, grid: &Grid, solids: &StaticSolids) -> LiquidMeasures {
         let volume = self.volume_without_solids(grid, solids);
+        let solid = self.solid_distance(solids);
         let cell_volume = grid.dx.powi(3);
         let n = grid.cell_count();
-        let kinetic_energy = tidepool_linalg::reduce::sum_by(n, |c| {
+        // Mass of liquid in cell c (a smoothed fraction of the cell below the surface).
+        let mass = |c: usize| {
             let phi = self.phi.as_slice()[c];
-            if phi >= 0.5 * grid.dx {
-                return 0.0;
-            }
             let [i, j, k] = self.phi.coords(c);
-            let fraction = (0.5 - phi / grid.dx).clamp(0.0, 1.0);
-            let open = if solids.phi_cells.get(i, j, k) < 0.0 { 0.0 } else { 1.0 };
-            0.5 * self.params.density * self.velocity.at_cell(i, j, k).norm_squared() * fraction * open * cell_volume
-        });
-        LiquidMeasures { volume, kinetic_energy, max_speed: self.max_speed() }
+            let open = if solid.as_ref().is_some_and(|s| s.get(i, j, k) < 0.0) { 0.0 } else { 1.0 };
+            self.params.density * (0.5 - phi / grid.dx).clamp(0.0, 1.0) * open * cell_volume
+        };
+        let velocity = |c: usize| {
+            let [i, j, k] = self.phi.coords(c);
+            self.velocity.at_cell(i, j, k)
+        };
+        let kinetic_energy = tidepool_linalg::reduce::sum_by(n, |c| 0.5 * mass(c) * velocity(c).norm_squared());
+        let momentum = Vec3::from_fn(|a, _| tidepool_linalg::reduce::sum_by(n, |c| mass(c) * velocity(c)[a]));
+        LiquidMeasures { volume, kinetic_energy, momentum, max_speed: self.max_speed() }
     }
 
     /// First non-finite value in the state, if any.

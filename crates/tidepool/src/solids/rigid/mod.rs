@@ -30,6 +30,17 @@ pub fn step(bodies: &mut [RigidBody], statics: &StaticGeometry, gravity: &Vec3, 
     contact::contact(bodies, statics, dt, &touching);
 }
 
+/// Moves `bodies` over `dt` when their velocities already hold the step's forces (gravity and
+/// the liquid's impulses from the coupled solve): collisions and contact with each other and
+/// with `statics`, then the positions and orientations.
+pub fn advance(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real) {
+    let touching = contact::collide(bodies, statics, dt, &Vec3::zeros());
+    contact::contact(bodies, statics, dt, &touching);
+    for body in bodies.iter_mut() {
+        body.advance_pose(dt);
+    }
+}
+
 /// Adds the velocity change `dv` to every dynamic body.
 fn kick(bodies: &mut [RigidBody], dv: &Vec3) {
     for body in bodies.iter_mut().filter(|b| b.is_dynamic()) {
