@@ -35,6 +35,11 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("open mesh", mesh(&open_mesh), Some(10), "must be closed"),
         ("corrupt mesh", mesh(&corrupt), Some(10), "cannot read PLY"),
         ("too much memory", HEAD.replace("resolution = 8", "resolution = 20000"), Some(7), "GiB"),
+        ("body without mass", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\n"), Some(9), "needs a density"),
+        ("body mass and density", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\nmass = 2.0\n"), Some(12), "either density or mass"),
+        ("body restitution", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\nrestitution = 1.5\n"), Some(12), "between 0 and 1"),
+        ("thin torus ring", format!("{HEAD}\n[[body]]\nshape.torus = {{ center = [0.5, 0.5, 0.5], major = 0.05, minor = 0.1 }}\ndensity = 500.0\n"), Some(10), "larger than the tube radius"),
+        ("body kind", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"floating\"\n"), Some(11), "unknown variant `floating`"),
     ]
 }
 

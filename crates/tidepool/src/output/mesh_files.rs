@@ -59,7 +59,8 @@ pub fn obj_text(mesh: &TriMesh, comment: &str) -> String {
     s
 }
 
-/// Writes `surface_NNNN.ply` / `.obj` every `every` frames, and the obstacles once
+/// Writes `surface_NNNN.ply` / `.obj` and, with bodies, `bodies_NNNN.ply` / `.obj` (all
+/// bodies' surfaces in world space) every `every` frames, and the obstacles once
 /// (`obstacles.ply` / `.obj`).
 pub struct MeshSink {
     dir: PathBuf,
@@ -100,6 +101,15 @@ impl FrameSink for MeshSink {
         let r = frame.record;
         if r.frame % self.every != 0 {
             return Ok(());
+        }
+        let bodies = &frame.world.bodies;
+        if !bodies.is_empty() {
+            let mut all = TriMesh::default();
+            for body in bodies {
+                all.append(&body.world_surface());
+            }
+            let comment = format!("tidepool rigid bodies, frame {}, time {} s", r.frame, r.time);
+            self.write_mesh(&frame_file(&self.dir, "bodies", r.frame, "ply").with_extension(""), &all, None, &comment)?;
         }
         let surface = frame.surface();
         let comment = format!("tidepool liquid surface, frame {}, time {} s", r.frame, r.time);

@@ -64,14 +64,22 @@ impl Camera {
 enum Material {
     Water,
     Solid,
+    Body,
     /// A far wall or the floor; `checker` tiles it (tile size in m).
     Wall { checker: Option<Real> },
 }
 
+/// Opacity of the water's nearest surface over what lies behind it.
+const WATER_OPACITY: Real = 0.7;
+
+/// A z-buffer for opaque surfaces and a second one for the water's nearest surface, blended
+/// over them (so bodies under water show through).
 struct Raster {
     camera: Camera,
     depth: Vec<Real>,
     color: Vec<Vec3>,
+    water_depth: Vec<Real>,
+    water_color: Vec<Vec3>,
 }
 
 const LIGHT: [Real; 3] = [-0.35, 0.85, 0.4];
@@ -85,7 +93,7 @@ impl Raster {
                 Vec3::new(0.93, 0.95, 0.98) * (1.0 - t) + Vec3::new(0.72, 0.77, 0.84) * t
             })
             .collect();
-        Raster { camera, depth: vec![Real::INFINITY; n], color }
+        Raster { camera, depth: vec![Real::INFINITY; n], color, water_depth: vec![Real::INFINITY; n], water_color: vec![Vec3::zeros(); n] }
     }
 
     fn shade(&self, material: Material, p: &Vec3, n: &Vec3) -> Vec3 {
@@ -104,6 +112,7 @@ impl Raster {
                 lit * (1.0 - 0.7 * fresnel) + sky * (0.7 * fresnel) + Vec3::repeat(specular)
             }
             Material::Solid => Vec3::new(0.80, 0.55, 0.36) * (0.35 + 0.65 * diffuse),
+            Material::Body => Vec3::new(0.90, 0.78, 0.25) * (0.35 + 0.65 * diffuse),
             Material::Wall { checker } => {
                 let tone = checker.map_or(0.9, |s| {
                     let parity = ((p.x / s).floor() + (p.z / s).floor()) as i64;
@@ -149,14 +158,21 @@ impl Raster {
                 let inv = 1.0 / (q0 + q1 + q2);
                 let depth = inv;
                 let pixel = y * cam.width + x;
-                if depth >= self.depth[pixel] {
+                let water = matches!(material, Material::Water);
+                let depths = if water { &mut self.water_depth } else { &mut self.depth };
+                if depth >= depths[pixel] {
                     continue;
                 }
+                depths[pixel] = depth;
                 let (a, b, c) = (q0 * inv, q1 * inv, q2 * inv);
                 let position = p[0] * a + p[1] * b + p[2] * c;
                 let normal = (n[0] * a + n[1] * b + n[2] * c).try_normalize(1e-12).unwrap_or(n[0]);
-                self.depth[pixel] = depth;
-                self.color[pixel] = self.shade(material, &position, &normal);
+                let shaded = self.shade(material, &position, &normal);
+                if water {
+                    self.water_color[pixel] = shaded;
+                } else {
+                    self.color[pixel] = shaded;
+                }
             }
         }
     }
@@ -216,7 +232,7 @@ impl Raster {
         }
     }
 
-    /// Box-filters 2x2 blocks into 8-bit RGB.
+    /// Blends the water over the opaque surfaces and box-filters 2x2 blocks into 8-bit RGB.
     fn downsample(&self) -> Vec<u8> {
         let (w, h) = (self.camera.width / 2, self.camera.height / 2);
         let mut rgb = Vec::with_capacity(w * h * 3);
@@ -224,7 +240,12 @@ impl Raster {
             for x in 0..w {
                 let mut c = Vec3::zeros();
                 for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-                    c += self.color[(2 * y + dy) * self.camera.width + 2 * x + dx];
+                    let pixel = (2 * y + dy) * self.camera.width + 2 * x + dx;
+                    c += if self.water_depth[pixel] < self.depth[pixel] {
+                        self.water_color[pixel] * WATER_OPACITY + self.color[pixel] * (1.0 - WATER_OPACITY)
+                    } else {
+                        self.color[pixel]
+                    };
                 }
                 for v in (c * 0.25).iter() {
                     rgb.push((v.clamp(0.0, 1.0).powf(1.0 / 1.1) * 255.0).round() as u8);
@@ -248,12 +269,15 @@ pub fn png_bytes(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// Renders the liquid surface and obstacles of a frame.
+/// Renders the liquid surface, the obstacles and the bodies of a frame.
 pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh) -> Vec<u8> {
     let (w, h) = (camera.width as usize, camera.height as usize);
     let mut raster = Raster::new(Camera::from_scene(camera, &frame.world.grid, 2 * w, 2 * h));
     raster.far_walls(&frame.world.grid);
     raster.mesh(obstacles, Material::Solid);
+    for body in &frame.world.bodies {
+        raster.mesh(&body.world_surface(), Material::Body);
+    }
     raster.mesh(&frame.surface().mesh, Material::Water);
     png_bytes(w as u32, h as u32, &raster.downsample())
 }

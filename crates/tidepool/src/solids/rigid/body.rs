@@ -1,6 +1,6 @@
 //! One rigid body: its shape and mass in its own frame, its pose and momenta in the world.
 
-use crate::geometry::Shape;
+use crate::geometry::{Shape, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 
 /// How a body moves.
@@ -182,6 +182,14 @@ impl RigidBody {
         let next = self.pose_after(dt, &Vec3::zeros());
         self.position = next.position;
         self.orientation = next.orientation;
+    }
+
+    /// The body's surface, triangulated, where the body is now.
+    pub fn world_surface(&self) -> TriMesh {
+        let pose = self.pose();
+        let mut mesh = self.shape.surface_mesh();
+        mesh.vertices.iter_mut().for_each(|v| *v = pose.to_world(v));
+        mesh
     }
 
     /// Kinetic energy (J).
