@@ -86,3 +86,67 @@ fn floating_ball_displaces_its_weight_of_water() {
     let mean = settled(&fractions);
     assert!((mean - 0.5).abs() < 0.03 * 0.5, "submerged fraction {mean}, frames {fractions:?}");
 }
+
+/// A tank 0.6 x 0.6 x 0.3 m, 30 cells across, filled to 0.4 m, with one ball of radius 0.06 m
+/// and the given density released at rest with its centre at `y`; runs `frames` frames at 24
+/// per second and returns the final world and the per-frame records.
+fn ball_in_tank(density: Real, y: Real, frames: u32) -> (World, Vec<tidepool::driver::FrameRecord>) {
+    let loaded = load(&format!(
+        r#"
+[simulation]
+frames = {frames}
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [0.6, 0.6, 0.3]
+resolution = 30
+[[liquid.region]]
+shape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.4, 2.0] }}
+[[body]]
+name = "ball"
+shape.sphere = {{ center = [0.3, {y}, 0.15], radius = 0.06 }}
+density = {density}
+"#
+    ));
+    common::simulate(&loaded, frames)
+}
+
+/// A ball of the water's density released under water stays within one cell (2 cm) of where
+/// it was released for 2 s. Not met yet: the pressure acts only across faces between liquid
+/// and body cells, which integrates a curved body's volume to about 1% (a column-wise midpoint
+/// rule), and a neutral body has nothing to hold it against that imbalance: this ball drifts
+/// 11 cm in 2 s. Coupled faces weighted by cut-cell fractions (RMSF11's volume-weighted
+/// operators) will fix it; see docs/methods/monolithic-coupling.md.
+#[test]
+#[ignore = "known gap: buoyancy of curved bodies is integrated to ~1% (issue 3)"]
+fn neutral_ball_hovers() {
+    let (world, _) = ball_in_tank(1000.0, 0.2, 48);
+    let drift = (world.bodies[0].position - Vec3::new(0.3, 0.2, 0.15)).norm();
+    assert!(drift < 0.02, "drifted {drift} m");
+}
+
+/// A ball three times as dense as water sinks and comes to rest on the floor; while it falls
+/// through the water the liquid volume changes by less than 2% (no leaking through the ball).
+#[test]
+fn heavy_ball_sinks_to_the_floor_without_leaking() {
+    let (world, records) = ball_in_tank(3000.0, 0.3, 48);
+    let b = &world.bodies[0];
+    assert!((b.position.y - 0.06).abs() < 0.005, "ball centre at {} m, expected resting at 0.06 m", b.position.y);
+    assert!(b.velocity.norm() < 0.05, "ball still moving at {:?}", b.velocity);
+    let v0 = records[0].measures.volume;
+    for r in &records {
+        let change = r.measures.volume / v0 - 1.0;
+        assert!(change.abs() < 0.02, "frame {}: volume changed by {:.2}%", r.frame, 100.0 * change);
+    }
+}
+
+/// Density ratios from 0.01 to 100 run 2 s without a blow-up, and the momentum the liquid and
+/// the ball exchange in the coupled solve is equal and opposite every substep (the total
+/// impulse on liquid and body is checked inside the solve; here the run must just complete).
+#[test]
+fn extreme_density_ratios_stay_stable() {
+    for density in [10.0, 100_000.0] {
+        let (world, _) = ball_in_tank(density, 0.3, 48);
+        let b = &world.bodies[0];
+        assert!(b.position.iter().all(|v| v.is_finite()) && b.velocity.norm() < 5.0, "density {density}: {:?} {:?}", b.position, b.velocity);
+    }
+}
