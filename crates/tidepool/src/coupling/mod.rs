@@ -32,7 +32,7 @@
 //!
 //! The solve is written against [`CoupledSolid`], so every kind of solid joins it the same way.
 
-use crate::fluids::eulerian::projection::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, THETA_MIN};
+use crate::fluids::eulerian::projection::{across, apply_gradient, assemble_with, face_of, floating_regions, liquid_cells, liquid_neighbour, Across, ProjectionReport, THETA_MIN};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::rigid::RigidBody;
@@ -175,6 +175,10 @@ pub struct CoupledSystem<'a, 's> {
     solids: &'a [&'s mut dyn CoupledSolid],
     /// `rho dx^3`: the mass of liquid in one cell.
     cell_mass: Real,
+    /// The system's nullspace: per liquid region without a free surface (a closed tank filled
+    /// to the lid), one on its cells and `-sign open` on its coupled faces (a uniform pressure,
+    /// which the solids' faces balance and which moves nothing).
+    nullspace: Vec<(Vec<u32>, Vec<(usize, Real)>)>,
 }
 
 impl CoupledSystem<'_, '_> {
@@ -211,6 +215,21 @@ impl CoupledSystem<'_, '_> {
 impl LinearOperator for CoupledSystem<'_, '_> {
     fn len(&self) -> usize {
         self.pressure.diag.len() + self.faces.len()
+    }
+
+    fn project_nullspace(&self, x: &mut [Real]) {
+        let n = self.pressure.diag.len();
+        for (cells, faces) in &self.nullspace {
+            let dot = cells.iter().map(|&c| x[c as usize]).sum::<Real>() + faces.iter().map(|&(f, v)| v * x[n + f]).sum::<Real>();
+            let norm2 = cells.len() as Real + faces.iter().map(|(_, v)| v * v).sum::<Real>();
+            let scale = dot / norm2;
+            for &c in cells {
+                x[c as usize] -= scale;
+            }
+            for &(f, v) in faces {
+                x[n + f] -= scale * v;
+            }
+        }
     }
 
     fn apply(&self, x: &[Real], y: &mut [Real]) {
@@ -303,7 +322,47 @@ fn assemble<'a, 's>(
         by_solid[f.solid].push(i);
     }
     let cell_mass = density * grid.dx.powi(3);
-    Assembled { unknown, cells, system: CoupledSystem { pressure, faces, by_solid, solids, cell_mass }, rhs }
+    let candidates: Vec<(Vec<u32>, Vec<(usize, Real)>)> = if faces.is_empty() {
+        pressure.floating.iter().map(|cells| (cells.clone(), Vec::new())).collect()
+    } else {
+        let mut solid_share = vec![0.0; grid.cell_count()];
+        for f in &faces {
+            solid_share[f.cell.0] += f.open / f.theta;
+        }
+        floating_regions(&pressure, &unknown, |c| solid_share[c])
+            .into_iter()
+            .map(|cells| {
+                let members: std::collections::HashSet<u32> = cells.iter().copied().collect();
+                let region_faces = faces.iter().enumerate().filter(|(_, f)| members.contains(&(f.cell.0 as u32))).map(|(i, f)| (i, -f.cell.1 * f.open)).collect();
+                (cells, region_faces)
+            })
+            .collect()
+    };
+    let mut system = CoupledSystem { pressure, faces, by_solid, solids, cell_mass, nullspace: Vec::new() };
+    // A region's uniform pressure is in the nullspace only if it pushes no solid as a whole
+    // (a solid touching a wall or the region's edge is pushed): keep the candidates the
+    // operator maps to zero.
+    let n = system.len();
+    let no_faces = system.faces.is_empty();
+    system.nullspace = candidates
+        .into_iter()
+        .filter(|(cells, region_faces)| {
+            if no_faces {
+                return true;
+            }
+            let mut v = vec![0.0; n];
+            for &c in cells {
+                v[c as usize] = 1.0;
+            }
+            for &(f, value) in region_faces {
+                v[grid.cell_count() + f] = value;
+            }
+            let mut y = vec![0.0; n];
+            system.apply(&v, &mut y);
+            tidepool_linalg::reduce::norm2(&y) <= 1e-9 * tidepool_linalg::reduce::norm2(&v)
+        })
+        .collect();
+    Assembled { unknown, cells, system, rhs }
 }
 
 /// Projects `velocity` together with `solids`: afterwards the liquid is divergence free (up
@@ -494,6 +553,23 @@ mod tests {
                 assert!(!v || u.abs() < 1e-6 * G * DT, "liquid moves at {u} m/s");
             }
         }
+    }
+
+    /// A closed tank filled to the lid has a uniform pressure in the coupled system's
+    /// nullspace; the solve projects it out and converges, with or without a body in it, even
+    /// when the volume control asks for a divergence a closed full tank cannot have (an
+    /// inconsistent right-hand side, on which conjugate gradients would stall).
+    #[test]
+    fn a_closed_full_tank_converges() {
+        let mut t = tank(1000.0);
+        t.phi = t.phi.par_map(|_, _, _, _| -1.0);
+        held(t);
+        let mut t = tank(1000.0);
+        t.phi = t.phi.par_map(|_, _, _, _| -1.0);
+        let mut pressure = t.grid.zeros(Location::Cell);
+        let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
+        let (_, report) = project(&t.grid, &t.phi, &t.statics, &mut t.velocity, &mut pressure, 1000.0, DT, 0.01, params, &mut []);
+        assert!(report.projection.converged, "{report:?}");
     }
 
     #[test]
