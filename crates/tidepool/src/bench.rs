@@ -13,13 +13,16 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, PcgParams};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 2] = ["poisson-128", "dam-break-128"];
+pub const CASES: [&str; 4] = ["poisson-128", "dam-break-128", "buoyancy", "pool-of-bodies"];
 
 /// Runs one case by name.
 pub fn run_case(name: &str) -> Option<Value> {
     match name {
         "poisson-128" => Some(poisson(128)),
-        "dam-break-128" => Some(dam_break(10)),
+        "dam-break-128" => Some(scene_case("dam-break-128", DAM_BREAK_128, 0.0, 10)),
+        "buoyancy" => Some(scene_case("buoyancy", BUOYANCY, 0.0, 10)),
+        // Timed once the bodies have fallen into the water.
+        "pool-of-bodies" => Some(scene_case("pool-of-bodies", POOL_OF_BODIES, 0.5, 10)),
         _ => None,
     }
 }
@@ -72,17 +75,51 @@ resolution = 128
 shape.box = { min = [0.0, 0.0, 0.0], max = [0.5, 0.8, 1.0] }
 "#;
 
-/// `substeps` substeps of the 128 x 64 x 64 dam break after one warm-up substep: seconds per
-/// substep by phase, and memory per cell.
-pub fn dam_break(substeps: usize) -> Value {
-    let loaded = scene::parse(DAM_BREAK_128, "dam-break-128", "dam-break-128", None, std::path::Path::new("."))
-        .expect("benchmark scene is valid");
+/// The scene of the `buoyancy` case: `scenes/buoyancy.toml` (five balls from cork to steel) on
+/// a 160 x 64 x 32 grid.
+pub const BUOYANCY: &str = r#"
+[simulation]
+frames = 1
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [1.6, 0.64, 0.32]
+resolution = 160
+[[liquid.region]]
+shape.box = { min = [0.0, 0.0, 0.0], max = [1.6, 0.45, 0.32] }
+[[body]]
+shape.sphere = { center = [0.2, 0.2, 0.16], radius = 0.08 }
+density = 250.0
+[[body]]
+shape.sphere = { center = [0.5, 0.2, 0.16], radius = 0.08 }
+density = 750.0
+[[body]]
+shape.sphere = { center = [0.8, 0.2, 0.16], radius = 0.08 }
+density = 1000.0
+[[body]]
+shape.sphere = { center = [1.1, 0.2, 0.16], radius = 0.08 }
+density = 2000.0
+[[body]]
+shape.sphere = { center = [1.4, 0.2, 0.16], radius = 0.08 }
+density = 7800.0
+"#;
+
+/// The scene of the `pool-of-bodies` case: `scenes/pool_of_bodies.toml` (24 bodies).
+pub const POOL_OF_BODIES: &str = include_str!("../../../scenes/pool_of_bodies.toml");
+
+/// `substeps` substeps of a scene after warming up for `warmup` seconds (at least one
+/// substep), with a fixed step of half a cell per the speed of a fall through the domain's
+/// height: seconds per substep by phase, pressure iterations, and memory per cell.
+pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Value {
+    let loaded = scene::parse(text, name, name, None, std::path::Path::new(".")).expect("benchmark scene is valid");
     let start = Instant::now();
     let mut world = World::build(&loaded);
     let world = &mut world;
     let setup = start.elapsed().as_secs_f64();
-    let dt = 0.5 * world.grid.dx / (2.0 * 9.81 * 0.8f64).sqrt();
-    crate::pipeline::step(world, dt).expect("stable");
+    let height = world.grid.dims[1] as Real * world.grid.dx;
+    let dt = 0.5 * world.grid.dx / (2.0 * 9.81 * height).sqrt();
+    for _ in 0..((warmup / dt).ceil() as usize).max(1) {
+        crate::pipeline::step(world, dt).expect("stable");
+    }
     let mut total = PhaseTimings::default();
     let mut iterations = 0;
     for _ in 0..substeps {
@@ -93,10 +130,12 @@ pub fn dam_break(substeps: usize) -> Value {
     let per = |s: f64| s / substeps as f64;
     let cells = world.grid.cell_count();
     json!({
-        "case": "dam-break-128",
+        "case": name,
         "cells": cells,
         "grid": world.grid.dims,
+        "bodies": world.bodies.len(),
         "setup_seconds": setup,
+        "warmup_seconds": warmup,
         "substeps": substeps,
         "seconds_per_substep": per(total.total()),
         "phase_seconds_per_substep": {
@@ -105,6 +144,7 @@ pub fn dam_break(substeps: usize) -> Value {
             "forces": per(total.forces),
             "projection": per(total.projection),
             "extrapolation": per(total.extrapolation),
+            "bodies": per(total.bodies),
         },
         "pressure_iterations_per_substep": iterations as f64 / substeps as f64,
         "particles": world.liquid.particles.len(),

@@ -102,24 +102,35 @@ pub struct CoupledFace {
     pub point: Vec3,
 }
 
-/// At each cell centre: the distance to the nearest solid surface (negative inside a solid)
-/// and the solid containing the centre, if any (the innermost one where solids overlap).
-fn solid_cells(grid: &Grid, solids: &[&mut dyn CoupledSolid]) -> Array3<(Real, Option<usize>)> {
-    let mut cells = Array3::filled(grid.dims, (Real::INFINITY, None));
-    cells.par_fill_with(|i, j, k| {
-        let x = grid.position(Location::Cell, i, j, k);
-        let nearest = solids.iter().enumerate().map(|(s, solid)| (s, solid.signed_distance(&x))).min_by(|a, b| a.1.total_cmp(&b.1));
-        nearest.map_or((Real::INFINITY, None), |(s, d)| (d, (d < 0.0).then_some(s)))
-    });
-    cells
+/// The solid containing each cell centre (the innermost one where solids overlap); nothing is
+/// stored without solids.
+struct SolidCells(Option<Array3<Option<usize>>>);
+
+impl SolidCells {
+    fn new(grid: &Grid, solids: &[&mut dyn CoupledSolid]) -> Self {
+        if solids.is_empty() {
+            return SolidCells(None);
+        }
+        let mut owner = Array3::filled(grid.dims, None);
+        owner.par_fill_with(|i, j, k| {
+            let x = grid.position(Location::Cell, i, j, k);
+            let inside = solids.iter().enumerate().map(|(s, solid)| (s, solid.signed_distance(&x))).filter(|(_, d)| *d < 0.0);
+            inside.min_by(|a, b| a.1.total_cmp(&b.1)).map(|(s, _)| s)
+        });
+        SolidCells(Some(owner))
+    }
+
+    fn owner(&self, c: [usize; 3]) -> Option<usize> {
+        self.0.as_ref().and_then(|owner| owner.get(c[0], c[1], c[2]))
+    }
 }
 
 /// The liquid's share of the face between liquid cell `c` and solid cell `n`: where the solid's
 /// surface crosses the segment between their centres, found by bisection on the solid's signed
 /// distance (exact for any shape, unlike interpolating the two centres' distances, which is
 /// wrong wherever the nearest surface point is on another side of the solid).
-fn share(grid: &Grid, solids: &[&mut dyn CoupledSolid], cells: &Array3<(Real, Option<usize>)>, c: [usize; 3], n: [usize; 3]) -> Real {
-    let Some(s) = cells.get(n[0], n[1], n[2]).1 else { return 1.0 };
+fn share(grid: &Grid, solids: &[&mut dyn CoupledSolid], cells: &SolidCells, c: [usize; 3], n: [usize; 3]) -> Real {
+    let Some(s) = cells.owner(n) else { return 1.0 };
     let (a, b) = (grid.position(Location::Cell, c[0], c[1], c[2]), grid.position(Location::Cell, n[0], n[1], n[2]));
     let (mut lo, mut hi) = (0.0, 1.0);
     for _ in 0..40 {
@@ -139,7 +150,7 @@ fn coupled_faces(
     static_solids: &StaticSolids,
     unknown: &Array3<bool>,
     solids: &[&mut dyn CoupledSolid],
-    cells: &Array3<(Real, Option<usize>)>,
+    cells: &SolidCells,
 ) -> Vec<CoupledFace> {
     let mut faces = Vec::new();
     for c in 0..grid.cell_count() {
@@ -150,7 +161,7 @@ fn coupled_faces(
         for axis in 0..3 {
             for side in 0..2 {
                 let Some(n) = across(grid, idx, axis, side) else { continue };
-                let Some(solid) = cells.get(n[0], n[1], n[2]).1 else { continue };
+                let Some(solid) = cells.owner(n) else { continue };
                 let f = face_of(idx, axis, side);
                 let open = static_solids.face_open[axis].get(f[0], f[1], f[2]);
                 if open > 0.0 {
@@ -281,11 +292,11 @@ fn classify<'a, 's: 'a>(
     phi: &'a Array3<Real>,
     unknown: &'a Array3<bool>,
     solids: &'a [&'s mut dyn CoupledSolid],
-    cells: &'a Array3<(Real, Option<usize>)>,
+    cells: &'a SolidCells,
 ) -> impl Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync + use<'a, 's> {
     let base = liquid_neighbour(phi, unknown);
     move |c, n| match n {
-        Some(n) if cells.get(n[0], n[1], n[2]).1.is_some() => Across::Dirichlet(share(grid, solids, cells, c, n)),
+        Some(n) if cells.owner(n).is_some() => Across::Dirichlet(share(grid, solids, cells, c, n)),
         _ => base(c, n),
     }
 }
@@ -293,7 +304,7 @@ fn classify<'a, 's: 'a>(
 /// The unknown cells, the coupled system and its right-hand side.
 struct Assembled<'a, 's> {
     unknown: Array3<bool>,
-    cells: Array3<(Real, Option<usize>)>,
+    cells: SolidCells,
     system: CoupledSystem<'a, 's>,
     rhs: Vec<Real>,
 }
@@ -308,9 +319,9 @@ fn assemble<'a, 's>(
     divergence: Real,
     solids: &'a [&'s mut dyn CoupledSolid],
 ) -> Assembled<'a, 's> {
-    let cells = solid_cells(grid, solids);
+    let cells = SolidCells::new(grid, solids);
     let liquid = liquid_cells(phi, static_solids);
-    let unknown = liquid.par_map(|i, j, k, l| l && cells.get(i, j, k).1.is_none());
+    let unknown = liquid.par_map(|i, j, k, l| l && cells.owner([i, j, k]).is_none());
     let faces = coupled_faces(grid, static_solids, &unknown, solids, &cells);
     let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(grid, phi, &unknown, solids, &cells));
     rhs.extend(faces.iter().map(|f| {
