@@ -257,20 +257,51 @@ impl LinearOperator for CoupledSystem<'_, '_> {
     }
 }
 
-/// MIC(0) on the pressure block, the diagonal on the impulse block.
-struct BlockPreconditioner<'a> {
+/// The preconditioner, block diagonal after a change of variables. Each coupled face's impulse
+/// and its liquid cell's pressure are tightly bound: their 2 x 2 block
+/// `(1/theta) [open, s; s, 1/open]` (`s` the outward sign) is singular. With
+/// `nu_f = mu_f + s open q_c` (the impulse beyond what the cell's pressure gives) the block
+/// separates into a pressure block that sees the solid's faces as walls (`open/theta` taken
+/// off its diagonal: the Schur complement of the impulses' diagonal) and `1/(open theta)` for
+/// `nu`. So `M^-1 = T diag(MIC(0)(S)^-1, D^-1) T^T` with `T` the map `(q, nu) -> (q, mu)`,
+/// `mu_f = nu_f - s open q_c`; the solids' low-rank part is left out.
+struct CoupledPreconditioner<'a> {
     pressure: Mic0<'a>,
+    faces: &'a [CoupledFace],
     impulse_diagonal: Vec<Real>,
 }
 
-impl Preconditioner for BlockPreconditioner<'_> {
+impl Preconditioner for CoupledPreconditioner<'_> {
     fn apply(&self, r: &[Real], z: &mut [Real]) {
-        let n = r.len() - self.impulse_diagonal.len();
-        self.pressure.apply(&r[..n], &mut z[..n]);
-        for ((zi, ri), d) in z[n..].iter_mut().zip(&r[n..]).zip(&self.impulse_diagonal) {
-            *zi = ri / d;
+        let n = r.len() - self.faces.len();
+        let mut rq = r[..n].to_vec();
+        for (f, face) in self.faces.iter().enumerate() {
+            let (c, sign) = face.cell;
+            rq[c] -= sign * face.open * r[n + f];
+        }
+        self.pressure.apply(&rq, &mut z[..n]);
+        let (zq, zmu) = z.split_at_mut(n);
+        for (f, face) in self.faces.iter().enumerate() {
+            let (c, sign) = face.cell;
+            zmu[f] = r[n + f] / self.impulse_diagonal[f] - sign * face.open * zq[c];
         }
     }
+}
+
+/// The pressure block with each coupled face's `open/theta` taken off its liquid cell's
+/// diagonal: the solid's faces seen as walls (see [`CoupledPreconditioner`]). A cell whose
+/// every face is coupled keeps its diagonal (it would have none left).
+fn pressure_without_faces(pressure: &Stencil7, faces: &[CoupledFace]) -> Stencil7 {
+    let mut walls = pressure.clone();
+    for f in faces {
+        walls.diag[f.cell.0] -= f.open / f.theta;
+    }
+    for (reduced, full) in walls.diag.iter_mut().zip(&pressure.diag) {
+        if *reduced < 1e-9 * full {
+            *reduced = *full;
+        }
+    }
+    walls
 }
 
 /// What the coupled solve did.
@@ -324,6 +355,18 @@ fn assemble<'a, 's>(
     let unknown = liquid.par_map(|i, j, k, l| l && cells.owner([i, j, k]).is_none());
     let faces = coupled_faces(grid, static_solids, &unknown, solids, &cells);
     let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(grid, phi, &unknown, solids, &cells));
+    let candidates: Vec<(Vec<u32>, Vec<(usize, Real)>)> = if faces.is_empty() {
+        pressure.floating.iter().map(|cells| (cells.clone(), Vec::new())).collect()
+    } else {
+        floating_regions(&pressure_without_faces(&pressure, &faces), &unknown)
+            .into_iter()
+            .map(|cells| {
+                let members: std::collections::HashSet<u32> = cells.iter().copied().collect();
+                let region_faces = faces.iter().enumerate().filter(|(_, f)| members.contains(&(f.cell.0 as u32))).map(|(i, f)| (i, -f.cell.1 * f.open)).collect();
+                (cells, region_faces)
+            })
+            .collect()
+    };
     rhs.extend(faces.iter().map(|f| {
         let u = velocity.faces[f.axis].get(f.index[0], f.index[1], f.index[2]);
         -(u - solids[f.solid].velocity_at(&f.point)[f.axis])
@@ -333,22 +376,6 @@ fn assemble<'a, 's>(
         by_solid[f.solid].push(i);
     }
     let cell_mass = density * grid.dx.powi(3);
-    let candidates: Vec<(Vec<u32>, Vec<(usize, Real)>)> = if faces.is_empty() {
-        pressure.floating.iter().map(|cells| (cells.clone(), Vec::new())).collect()
-    } else {
-        let mut solid_share = vec![0.0; grid.cell_count()];
-        for f in &faces {
-            solid_share[f.cell.0] += f.open / f.theta;
-        }
-        floating_regions(&pressure, &unknown, |c| solid_share[c])
-            .into_iter()
-            .map(|cells| {
-                let members: std::collections::HashSet<u32> = cells.iter().copied().collect();
-                let region_faces = faces.iter().enumerate().filter(|(_, f)| members.contains(&(f.cell.0 as u32))).map(|(i, f)| (i, -f.cell.1 * f.open)).collect();
-                (cells, region_faces)
-            })
-            .collect()
-    };
     let mut system = CoupledSystem { pressure, faces, by_solid, solids, cell_mass, nullspace: Vec::new() };
     // A region's uniform pressure is in the nullspace only if it pushes no solid as a whole
     // (a solid touching a wall or the region's edge is pushed): keep the candidates the
@@ -405,7 +432,12 @@ pub fn project(
             .map(|(p, &l)| if l { p * to_scaled } else { 0.0 })
             .collect();
         x.resize(system.len(), 0.0);
-        let preconditioner = BlockPreconditioner { pressure: Mic0::new(&system.pressure), impulse_diagonal: system.impulse_diagonal() };
+        let schur = (!system.faces.is_empty()).then(|| pressure_without_faces(&system.pressure, &system.faces));
+        let preconditioner = CoupledPreconditioner {
+            pressure: Mic0::new(schur.as_ref().unwrap_or(&system.pressure)),
+            faces: &system.faces,
+            impulse_diagonal: system.impulse_diagonal(),
+        };
         let info = pcg(system, &preconditioner, &assembled.rhs, &mut x, params);
         (x, assembled.unknown, assembled.cells, system.faces.clone(), info)
     };

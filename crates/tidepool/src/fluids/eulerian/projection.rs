@@ -131,7 +131,7 @@ where
             }
         }
     }
-    a.floating = floating_regions(&a, unknown, |_| 0.0);
+    a.floating = floating_regions(&a, unknown);
     (a, b)
 }
 
@@ -148,9 +148,7 @@ pub fn assemble(
 
 /// Connected regions of unknowns with no Dirichlet condition (only walls, obstacles or given
 /// velocities around them): the constant pressure on each is in the matrix's nullspace.
-/// `solid_share(c)` is the part of row `c`'s diagonal that comes from faces to moving solids,
-/// which are not Dirichlet conditions of the coupled system (see [`crate::coupling`]).
-pub(crate) fn floating_regions(a: &Stencil7, unknown: &Array3<bool>, solid_share: impl Fn(usize) -> Real) -> Vec<Vec<u32>> {
+pub(crate) fn floating_regions(a: &Stencil7, unknown: &Array3<bool>) -> Vec<Vec<u32>> {
     let n = a.diag.len();
     let mut seen = vec![false; n];
     let mut regions = Vec::new();
@@ -180,7 +178,7 @@ pub(crate) fn floating_regions(a: &Stencil7, unknown: &Array3<bool>, solid_share
                 }
             }
             // A row sum above zero is a Dirichlet term in this row.
-            if a.diag[c] - solid_share(c) - coupled > 1e-12 {
+            if a.diag[c] - coupled > 1e-12 {
                 dirichlet = true;
             }
         }
