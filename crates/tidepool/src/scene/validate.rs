@@ -202,6 +202,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             friction: body.friction,
         });
     }
+    check_body_overlaps(&bodies, &obstacles, &grid, &scene.domain, cx)?;
     Ok(Resolved { scene, grid, regions, sources, obstacles, bodies })
 }
 
@@ -315,6 +316,37 @@ fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, Sce
             Shape::mesh(mesh).map_err(|e| cx.error(&path_key, format!("mesh `{}`: {e}", file.display())))
         }
     }
+}
+
+/// Refuses bodies that start inside each other, inside an obstacle or through a closed domain
+/// side by more than half a cell (surface samples of each tested against the others' signed
+/// distance): contact would have to pull them apart violently.
+fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid: &Grid, domain: &Domain, cx: &Context) -> Result<(), SceneError> {
+    let tolerance = 0.5 * grid.dx;
+    let (lo, hi) = (grid.origin, grid.origin + Vec3::from_fn(|a, _| grid.dims[a] as Real * grid.dx));
+    let walls = domain.boundary.sides();
+    for (n, body) in bodies.iter().enumerate() {
+        let key = format!("body[{n}].shape");
+        let samples = body.shape.surface_samples(grid.dx);
+        for other in bodies.iter().enumerate().filter(|(m, _)| *m != n).map(|(_, b)| b) {
+            if samples.iter().any(|x| other.shape.signed_distance(x) < -tolerance) {
+                return Err(cx.error(&key, format!("body `{}` starts overlapping body `{}`; move them apart", body.name, other.name)));
+            }
+        }
+        for (name, obstacle) in obstacles {
+            if samples.iter().any(|x| obstacle.signed_distance(x) < -tolerance) {
+                return Err(cx.error(&key, format!("body `{}` starts inside obstacle `{name}`; move it out", body.name)));
+            }
+        }
+        for a in 0..3 {
+            let closed = |side: usize| walls[a][side] == Boundary::Wall;
+            let through = samples.iter().any(|x| (closed(0) && x[a] < lo[a] - tolerance) || (closed(1) && x[a] > hi[a] + tolerance));
+            if through {
+                return Err(cx.error(&key, format!("body `{}` starts through a closed side of the domain; move it inside", body.name)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Scales, rotates (degrees about x, then y, then z) and translates a mesh.
