@@ -36,6 +36,11 @@ resolution = 20
 shape.box = {{ min = [0.0, 0.0, 0.0], max = [0.35, 0.45, 0.4] }}
 [[obstacle]]
 shape.box = {{ min = [0.6, 0.0, 0.1], max = [0.75, 0.15, 0.3] }}
+[[body]]
+name = "ball"
+shape.sphere = {{ center = [0.5, 0.3, 0.2], radius = 0.07 }}
+density = 600.0
+velocity = [-0.5, 0.0, 0.0]
 [output]
 formats = ["ply", "obj", "vtk", "png"]
 camera = {{ width = 320, height = 180 }}
@@ -88,6 +93,14 @@ fn every_format_is_written_and_reads_back() {
         }
     }
     assert!((lines[2]["time"].as_f64().unwrap() - 2.0 / 30.0).abs() < 1e-12);
+    let ball = &lines[2]["bodies"][0];
+    assert_eq!(ball["name"], "ball");
+    for key in ["position", "orientation", "linear_velocity", "angular_velocity"] {
+        assert!(ball[key].is_array(), "{key} in {ball}");
+    }
+    assert!(ball["submerged_volume"].is_number() && lines[2]["total_momentum"].is_array());
+    let (body_points, _, body_faces) = read_ply(&dir.join("bodies_0002.ply"));
+    assert!(body_faces.len() > 100 && body_points.iter().all(|p| (p[0] - 0.5).abs() < 0.2));
 
     // The surface PLY: closed, with a velocity per vertex matching the falling column.
     let (positions, velocities, faces) = read_ply(&dir.join("surface_0002.ply"));
@@ -119,7 +132,8 @@ fn every_format_is_written_and_reads_back() {
         assert_eq!(bytes as usize, points * components * 4, "{name}");
     }
     let pvd = std::fs::read_to_string(dir.join("tidepool.pvd")).unwrap();
-    assert_eq!(pvd.matches("<DataSet").count(), 6);
+    assert_eq!(pvd.matches("<DataSet").count(), 9);
+    assert!(pvd.contains("file=\"bodies_0002.vtp\""));
     assert!(pvd.contains("file=\"surface_0002.vtp\""));
 
     // The preview decodes and shows water.
@@ -166,7 +180,8 @@ fn resuming_gives_bit_identical_frames_on_any_thread_count() {
         assert_eq!(run(&small_scene(5, ""), &split, true).unwrap(), RunOutcome::Completed);
     });
     for frame in 3..=5 {
-        for file in [format!("surface_{frame:04}.ply"), format!("fields_{frame:04}.vti"), format!("surface_{frame:04}.vtp")] {
+        let files = ["surface_{}.ply", "fields_{}.vti", "surface_{}.vtp", "bodies_{}.ply", "bodies_{}.vtp"].map(|f| f.replace("{}", &format!("{frame:04}")));
+        for file in files {
             let (a, b) = (std::fs::read(whole.join(&file)).unwrap(), std::fs::read(split.join(&file)).unwrap());
             assert!(a == b, "{file} differs after resuming");
         }

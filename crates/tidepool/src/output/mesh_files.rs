@@ -102,14 +102,10 @@ impl FrameSink for MeshSink {
         if r.frame % self.every != 0 {
             return Ok(());
         }
-        let bodies = &frame.world.bodies;
-        if !bodies.is_empty() {
-            let mut all = TriMesh::default();
-            for body in bodies {
-                all.append(&body.world_surface());
-            }
+        if !frame.world.bodies.is_empty() {
+            let (mesh, velocities) = super::bodies_surface(frame.world);
             let comment = format!("tidepool rigid bodies, frame {}, time {} s", r.frame, r.time);
-            self.write_mesh(&frame_file(&self.dir, "bodies", r.frame, "ply").with_extension(""), &all, None, &comment)?;
+            self.write_mesh(&frame_file(&self.dir, "bodies", r.frame, "ply").with_extension(""), &mesh, Some(&velocities), &comment)?;
         }
         let surface = frame.surface();
         let comment = format!("tidepool liquid surface, frame {}, time {} s", r.frame, r.time);

@@ -9,6 +9,9 @@ pub mod stats;
 pub mod vtk;
 
 use crate::driver::FrameSink;
+use crate::geometry::TriMesh;
+use crate::math::Vec3;
+use crate::world::World;
 use crate::error::{Error, Result};
 use crate::scene::{Format, LoadedScene};
 use serde::Serialize;
@@ -55,6 +58,19 @@ pub fn prepare(dir: &Path, loaded: &LoadedScene, info: &RunInfo) -> Result<()> {
     write_atomic(&dir.join("run.json"), json.as_bytes())
 }
 
+/// All rigid bodies' surfaces in world space, with the velocity of the body's material at
+/// each vertex (for motion blur).
+fn bodies_surface(world: &World) -> (TriMesh, Vec<Vec3>) {
+    let mut mesh = TriMesh::default();
+    let mut velocities = Vec::new();
+    for body in &world.bodies {
+        let surface = body.world_surface();
+        velocities.extend(surface.vertices.iter().map(|x| if body.is_dynamic() { body.point_velocity(x) } else { Vec3::zeros() }));
+        mesh.append(&surface);
+    }
+    (mesh, velocities)
+}
+
 /// The sinks a scene asks for. When resuming after `resume_after`, sinks keep the records of
 /// frames up to it (stats lines, time series entries) and continue from there.
 pub fn sinks(loaded: &LoadedScene, dir: &Path, resume_after: Option<u32>) -> Result<Vec<Box<dyn FrameSink>>> {
@@ -66,7 +82,7 @@ pub fn sinks(loaded: &LoadedScene, dir: &Path, resume_after: Option<u32>) -> Res
         sinks.push(Box::new(mesh_files::MeshSink::new(dir, out.every, wants(Format::Ply), wants(Format::Obj))));
     }
     if wants(Format::Vtk) {
-        sinks.push(Box::new(vtk::VtkSink::new(dir, out.every, fps, resume_after)));
+        sinks.push(Box::new(vtk::VtkSink::new(dir, out.every, fps, resume_after, !loaded.bodies.is_empty())));
     }
     if wants(Format::Png) {
         sinks.push(Box::new(preview::PreviewSink::new(dir, out.every, loaded)));

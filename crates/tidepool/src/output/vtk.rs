@@ -5,7 +5,9 @@
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
 use crate::error::Result;
+use crate::geometry::TriMesh;
 use crate::grid::Location;
+use crate::math::Vec3;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -88,11 +90,22 @@ pub fn fields_vti(frame: &Frame) -> Vec<u8> {
 /// The liquid surface as poly data with a `velocity` point array.
 pub fn surface_vtp(frame: &Frame) -> Vec<u8> {
     let surface = frame.surface();
-    let mesh = &surface.mesh;
+    mesh_vtp(&surface.mesh, &surface.velocities)
+}
+
+/// All rigid bodies' surfaces in world space as poly data, with the velocity of the body's
+/// material at each point.
+pub fn bodies_vtp(frame: &Frame) -> Vec<u8> {
+    let (mesh, velocities) = super::bodies_surface(frame.world);
+    mesh_vtp(&mesh, &velocities)
+}
+
+/// A triangle mesh as poly data with a `velocity` point array.
+fn mesh_vtp(mesh: &TriMesh, velocities: &[Vec3]) -> Vec<u8> {
     let mut a = Appended::default();
     a.float32("Points", 3, mesh.vertices.iter().flat_map(|v| [v.x, v.y, v.z]));
     let points = a.take_xml();
-    a.float32("velocity", 3, surface.velocities.iter().flat_map(|v| [v.x, v.y, v.z]));
+    a.float32("velocity", 3, velocities.iter().flat_map(|v| [v.x, v.y, v.z]));
     let point_data = a.take_xml();
     a.int64("connectivity", mesh.triangles.iter().flat_map(|t| t.map(i64::from)));
     a.int64("offsets", (1..=mesh.triangles.len() as i64).map(|n| 3 * n));
@@ -115,15 +128,18 @@ pub fn surface_vtp(frame: &Frame) -> Vec<u8> {
 pub struct VtkSink {
     dir: PathBuf,
     every: u32,
-    /// (time, file) of every dataset written so far.
-    entries: Vec<(f64, String)>,
+    /// The datasets of each written frame: `fields`, `surface`, and `bodies` with bodies.
+    stems: Vec<&'static str>,
+    /// (time, part, file) of every dataset written so far.
+    entries: Vec<(f64, usize, String)>,
 }
 
 impl VtkSink {
     /// A sink writing into `dir`; when resuming after `resume_after`, the series lists the frames
     /// written before.
-    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>) -> Self {
-        let mut sink = VtkSink { dir: dir.to_path_buf(), every, entries: Vec::new() };
+    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>, with_bodies: bool) -> Self {
+        let stems = if with_bodies { vec!["fields", "surface", "bodies"] } else { vec!["fields", "surface"] };
+        let mut sink = VtkSink { dir: dir.to_path_buf(), every, stems, entries: Vec::new() };
         if let Some(last) = resume_after {
             for frame in (0..=last).filter(|f| f % every == 0) {
                 sink.add_entries(frame, frame as f64 / fps);
@@ -133,16 +149,15 @@ impl VtkSink {
     }
 
     fn add_entries(&mut self, frame: u32, time: f64) {
-        for stem in ["fields", "surface"] {
-            let ext = if stem == "fields" { "vti" } else { "vtp" };
-            self.entries.push((time, format!("{stem}_{frame:04}.{ext}")));
+        for (part, stem) in self.stems.iter().enumerate() {
+            let ext = if *stem == "fields" { "vti" } else { "vtp" };
+            self.entries.push((time, part, format!("{stem}_{frame:04}.{ext}")));
         }
     }
 
     fn pvd(&self) -> String {
         let mut s = String::from("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n");
-        for (time, file) in &self.entries {
-            let part = if file.starts_with("fields") { 0 } else { 1 };
+        for (time, part, file) in &self.entries {
             let _ = writeln!(s, "    <DataSet timestep=\"{time}\" group=\"\" part=\"{part}\" file=\"{file}\"/>");
         }
         s.push_str("  </Collection>\n</VTKFile>\n");
@@ -158,6 +173,9 @@ impl FrameSink for VtkSink {
         }
         write_atomic(&frame_file(&self.dir, "fields", r.frame, "vti"), &fields_vti(frame))?;
         write_atomic(&frame_file(&self.dir, "surface", r.frame, "vtp"), &surface_vtp(frame))?;
+        if self.stems.contains(&"bodies") {
+            write_atomic(&frame_file(&self.dir, "bodies", r.frame, "vtp"), &bodies_vtp(frame))?;
+        }
         self.add_entries(r.frame, r.time);
         write_atomic(&self.dir.join("tidepool.pvd"), self.pvd().as_bytes())
     }
