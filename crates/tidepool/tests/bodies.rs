@@ -150,3 +150,39 @@ fn extreme_density_ratios_stay_stable() {
         assert!(b.position.iter().all(|v| v.is_finite()) && b.velocity.norm() < 5.0, "density {density}: {:?} {:?}", b.position, b.velocity);
     }
 }
+
+/// Without gravity and away from walls, everything a ball's momentum changes by in a substep
+/// comes from the coupled solve: it equals minus the impulse the solve gave the liquid, to
+/// round-off, every substep.
+#[test]
+fn ball_and_liquid_exchange_equal_and_opposite_impulses_every_substep() {
+    let loaded = load(
+        r#"
+[simulation]
+frames = 1
+gravity = [0.0, 0.0, 0.0]
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [0.6, 0.6, 0.3]
+resolution = 30
+[[liquid.region]]
+shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.45, 2.0] }
+[[body]]
+name = "ball"
+shape.sphere = { center = [0.2, 0.25, 0.15], radius = 0.06 }
+density = 700.0
+velocity = [0.8, 0.3, 0.0]
+"#,
+    );
+    let mut world = World::build(&loaded);
+    let mut exchanged = 0.0;
+    for _ in 0..40 {
+        let before = world.bodies[0].mass * world.bodies[0].velocity;
+        let dt = world.cfl_dt().min(0.01);
+        let report = tidepool::pipeline::step(&mut world, dt).unwrap();
+        let received = world.bodies[0].mass * world.bodies[0].velocity - before;
+        assert!((received + report.impulse_on_liquid).norm() <= 1e-10 * before.norm(), "{received:?} vs {:?}", report.impulse_on_liquid);
+        exchanged += received.norm();
+    }
+    assert!(exchanged > 0.1 * (world.bodies[0].mass * 0.8), "the ball hardly felt the water");
+}
