@@ -5,7 +5,7 @@ use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::scene::{LoadedScene, Operation};
 use crate::scene::Boundary;
-use crate::solids::rigid::{Material, RigidBody, StaticGeometry};
+use crate::solids::rigid::{BodyKind, Material, RigidBody, StaticGeometry};
 use crate::solids::StaticSolids;
 use tidepool_linalg::PcgParams;
 
@@ -114,9 +114,16 @@ impl World {
             .map(|b| {
                 let material = Material { restitution: b.restitution, friction: b.friction };
                 let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, b.density, material, 0.5 * grid.dx);
-                if body.is_dynamic() {
-                    body.velocity = b.velocity;
-                    body.angular_momentum = body.inertia * b.angular_velocity;
+                match body.kind {
+                    BodyKind::Dynamic => {
+                        body.velocity = b.velocity;
+                        body.angular_momentum = body.inertia * b.angular_velocity;
+                    }
+                    BodyKind::Kinematic => {
+                        body.velocity = b.velocity;
+                        body.spin = b.angular_velocity;
+                    }
+                    BodyKind::Static => {}
                 }
                 body
             })

@@ -65,7 +65,7 @@ fn bodies_surface(world: &World) -> (TriMesh, Vec<Vec3>) {
     let mut velocities = Vec::new();
     for body in &world.bodies {
         let surface = body.world_surface();
-        velocities.extend(surface.vertices.iter().map(|x| if body.is_dynamic() { body.point_velocity(x) } else { Vec3::zeros() }));
+        velocities.extend(surface.vertices.iter().map(|x| body.point_velocity(x)));
         mesh.append(&surface);
     }
     (mesh, velocities)

@@ -239,7 +239,7 @@ pub struct Body {
     pub name: Option<String>,
     /// The body's shape where it starts.
     pub shape: ShapeSpec,
-    /// Moved by the liquid, gravity and contact, or fixed.
+    /// Moved by the liquid, gravity and contact; fixed; or moving as prescribed.
     #[serde(default)]
     pub kind: BodyKind,
     /// Density (kg/m^3); give this or `mass` for a dynamic body.
@@ -269,6 +269,9 @@ pub enum BodyKind {
     Dynamic,
     /// Fixed in place; the liquid and other bodies push against it.
     Static,
+    /// Moves at its given `velocity` and `angular_velocity` whatever pushes it (a paddle, a
+    /// stirrer, a ship on a set course); it pushes the liquid and other bodies.
+    Kinematic,
 }
 
 impl From<BodyKind> for crate::solids::rigid::BodyKind {
@@ -276,6 +279,7 @@ impl From<BodyKind> for crate::solids::rigid::BodyKind {
         match kind {
             BodyKind::Dynamic => crate::solids::rigid::BodyKind::Dynamic,
             BodyKind::Static => crate::solids::rigid::BodyKind::Static,
+            BodyKind::Kinematic => crate::solids::rigid::BodyKind::Kinematic,
         }
     }
 }

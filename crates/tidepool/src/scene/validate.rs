@@ -180,7 +180,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
                 m / volume
             }
             (Some(_), Some(_)) => return Err(cx.error(&format!("{key}.mass"), "give either density or mass, not both")),
-            (None, None) if body.kind == BodyKind::Static => 1.0,
+            (None, None) if body.kind != BodyKind::Dynamic => 1.0,
             (None, None) => return Err(cx.error(&key, "a dynamic body needs a density (kg/m^3) or a mass (kg)")),
         };
         cx.finite3(&body.velocity, &format!("{key}.velocity"))?;

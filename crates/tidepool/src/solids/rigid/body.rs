@@ -10,6 +10,9 @@ pub enum BodyKind {
     Dynamic,
     /// Never moves; other bodies collide with it as with infinite mass.
     Static,
+    /// Moves at its prescribed velocity and angular velocity whatever pushes it; it pushes the
+    /// liquid and other bodies as with infinite mass.
+    Kinematic,
 }
 
 /// Surface properties used in collisions and contact.
@@ -73,8 +76,10 @@ pub struct RigidBody {
     pub orientation: Quat,
     /// Velocity of the centre of mass (m/s).
     pub velocity: Vec3,
-    /// Angular momentum about the centre of mass, world frame (kg m^2/s).
+    /// Angular momentum about the centre of mass, world frame (kg m^2/s); dynamic bodies.
     pub angular_momentum: Vec3,
+    /// Prescribed angular velocity (rad/s, world frame); kinematic bodies.
+    pub spin: Vec3,
     /// Restitution and friction.
     pub material: Material,
     /// Distance from the centre of mass to the farthest sample (m).
@@ -100,6 +105,7 @@ impl RigidBody {
             orientation: Quat::identity(),
             velocity: Vec3::zeros(),
             angular_momentum: Vec3::zeros(),
+            spin: Vec3::zeros(),
             material,
             bounding_radius,
         }
@@ -120,9 +126,14 @@ impl RigidBody {
         r.matrix() * inverse * r.matrix().transpose()
     }
 
-    /// Angular velocity `I^-1 L` (rad/s, world frame).
+    /// Angular velocity (rad/s, world frame): `I^-1 L` for a dynamic body, the prescribed one
+    /// for a kinematic body, zero for a static one.
     pub fn angular_velocity(&self) -> Vec3 {
-        self.inverse_inertia() * self.angular_momentum
+        match self.kind {
+            BodyKind::Dynamic => self.inverse_inertia() * self.angular_momentum,
+            BodyKind::Kinematic => self.spin,
+            BodyKind::Static => Vec3::zeros(),
+        }
     }
 
     /// Velocity of the body's material at world point `x`.
@@ -161,13 +172,21 @@ impl RigidBody {
         Pose { position: self.position, orientation: self.orientation }
     }
 
-    /// Where the body will be after `dt` with its current velocity plus `extra_velocity`: the
-    /// centre of mass moves by `dt v`, the orientation by the second-order update
+    /// Where the body will be after `dt` with its current velocity plus `extra_velocity` (a
+    /// kinematic body: with its prescribed velocities, exactly): the centre of mass moves by
+    /// `dt v`, the orientation by the second-order update
     /// `q <- q^(dt w + dt^2/2 I^-1 (L x w)) q` (Shinar thesis 3.4.1), whose extra term is the
     /// change of `w` over the step at fixed `L`.
     pub fn pose_after(&self, dt: Real, extra_velocity: &Vec3) -> Pose {
-        if !self.is_dynamic() {
-            return self.pose();
+        match self.kind {
+            BodyKind::Static => return self.pose(),
+            BodyKind::Kinematic => {
+                return Pose {
+                    position: self.position + dt * self.velocity,
+                    orientation: Quat::from_scaled_axis(dt * self.spin) * self.orientation,
+                };
+            }
+            BodyKind::Dynamic => {}
         }
         let w = self.angular_velocity();
         let rotation = dt * w + 0.5 * dt * dt * self.inverse_inertia() * self.angular_momentum.cross(&w);
@@ -192,7 +211,7 @@ impl RigidBody {
         mesh
     }
 
-    /// Kinetic energy (J).
+    /// Kinetic energy (J) of a dynamic body (zero for others).
     pub fn kinetic_energy(&self) -> Real {
         if !self.is_dynamic() {
             return 0.0;
