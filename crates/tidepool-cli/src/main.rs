@@ -218,6 +218,12 @@ fn check(path: &Path) -> anyhow::Result<u8> {
     println!("grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
     println!("domain     [{:.3}, {:.3}, {:.3}] to [{:.3}, {:.3}, {:.3}] m", grid.origin.x, grid.origin.y, grid.origin.z, hi.x, hi.y, hi.z);
     println!("liquid     {:.4} m^3 initially, {} marker particles", world.liquid.measures(&grid, &world.solids).volume, world.liquid.particles.len());
+    for body in &world.bodies {
+        let kind = format!("{:?}", body.kind).to_lowercase();
+        let mass = if body.is_dynamic() { format!("{:.4} kg, ", body.mass) } else { String::new() };
+        let c = body.position;
+        println!("body       {} ({kind}): {mass}centre of mass [{:.3}, {:.3}, {:.3}] m", body.name, c.x, c.y, c.z);
+    }
     println!("memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
     println!(
         "time step  {} at rest; about {:.2} ms once liquid falls the domain height ({} frames of {:.2} ms)",
