@@ -3,6 +3,7 @@
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -214,25 +215,37 @@ fn check(path: &Path) -> anyhow::Result<u8> {
     let estimate = tidepool::fluids::eulerian::estimate_memory_bytes(&grid, loaded.scene.liquid.particles_per_cell as usize);
     let [nx, ny, nz] = grid.dims;
     let hi = grid.max_corner();
-    println!("scene      {}: valid", path.display());
-    println!("grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
-    println!("domain     [{:.3}, {:.3}, {:.3}] to [{:.3}, {:.3}, {:.3}] m", grid.origin.x, grid.origin.y, grid.origin.z, hi.x, hi.y, hi.z);
-    println!("liquid     {:.4} m^3 initially, {} marker particles", world.liquid.measures(&grid, &world.solids).volume, world.liquid.particles.len());
+    let mut out = String::new();
+    let _ = writeln!(out, "scene      {}: valid", path.display());
+    let _ = writeln!(out, "grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
+    let _ = writeln!(out, "domain     [{:.3}, {:.3}, {:.3}] to [{:.3}, {:.3}, {:.3}] m", grid.origin.x, grid.origin.y, grid.origin.z, hi.x, hi.y, hi.z);
+    let _ = writeln!(out, "liquid     {:.4} m^3 initially, {} marker particles", world.liquid.measures(&grid, &world.solids).volume, world.liquid.particles.len());
     for body in &world.bodies {
         let kind = format!("{:?}", body.kind).to_lowercase();
         let mass = if body.is_dynamic() { format!("{:.4} kg, ", body.mass) } else { String::new() };
         let c = body.position;
-        println!("body       {} ({kind}): {mass}centre of mass [{:.3}, {:.3}, {:.3}] m", body.name, c.x, c.y, c.z);
+        let _ = writeln!(out, "body       {} ({kind}): {mass}centre of mass [{:.3}, {:.3}, {:.3}] m", body.name, c.x, c.y, c.z);
     }
-    println!("memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
-    println!(
+    let _ = writeln!(out, "memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
+    let _ = writeln!(out, 
         "time step  {} at rest; about {:.2} ms once liquid falls the domain height ({} frames of {:.2} ms)",
         if dt.is_finite() { format!("{:.2} ms", dt * 1e3) } else { "unbounded".into() },
         dt_moving * 1e3,
         sim.frames,
         1e3 / sim.fps
     );
+    print_stdout(&out)?;
     Ok(EXIT_OK)
+}
+
+/// Writes `text` to standard output; a closed pipe (`tidepool check scene | head`) is not an
+/// error.
+fn print_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    match std::io::stdout().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 fn bench(cases: &[String], threads: Option<usize>) -> anyhow::Result<u8> {
@@ -251,6 +264,6 @@ fn bench(cases: &[String], threads: Option<usize>) -> anyhow::Result<u8> {
         "machine": tidepool::bench::machine(),
         "cases": results,
     });
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     Ok(EXIT_OK)
 }
