@@ -212,7 +212,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
     let height = grid.dims[1] as f64 * grid.dx;
     let fall_speed = (2.0 * world.settings.gravity.norm() * height).sqrt();
     let dt_moving = sim.cfl * grid.dx / (fall_speed + (grid.dx * world.settings.gravity.norm()).sqrt()).max(1e-12);
-    let estimate = tidepool::fluids::eulerian::estimate_memory_bytes(&grid, loaded.scene.liquid.particles_per_cell as usize);
+    let estimate = tidepool::fluids::eulerian::estimate_memory_bytes(&grid, loaded.scene.liquid.particles_per_cell as usize, !loaded.bodies.is_empty());
     let [nx, ny, nz] = grid.dims;
     let hi = grid.max_corner();
     let mut out = String::new();

@@ -93,7 +93,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell)
     })?;
 
-    let memory = estimate_memory_bytes(&grid, liquid.particles_per_cell as usize);
+    let memory = estimate_memory_bytes(&grid, liquid.particles_per_cell as usize, !scene.bodies.is_empty());
     if let Some(available) = machine_memory_bytes() {
         let key = if scene.domain.resolution.is_some() { "domain.resolution" } else { "domain.cell_size" };
         cx.check(memory < available, key, || {

@@ -439,13 +439,16 @@ impl LevelSetLiquid {
     }
 }
 
-/// Memory estimate for a liquid on `grid`: persistent state and solids (about 104 bytes per
+/// Memory estimate for a liquid on `grid` (and bodies, `with_bodies`): persistent state and solids (about 104 bytes per
 /// cell), the pressure solve's matrix, preconditioner and vectors (about 88), advection and
 /// extrapolation temporaries (about 40), and particles in a band around a surface assumed to be
 /// as large as the domain's floor.
-pub fn estimate_memory_bytes(grid: &Grid, particles_per_cell: usize) -> usize {
+pub fn estimate_memory_bytes(grid: &Grid, particles_per_cell: usize, with_bodies: bool) -> usize {
     let cells = grid.cell_count();
     let [nx, _, nz] = grid.dims;
     let band_cells = (2.0 * particles::BAND) as usize * nx * nz;
-    cells * 232 + band_cells * particles_per_cell * std::mem::size_of::<MarkerParticle>()
+    // With bodies: their distance at cells (8 bytes), the coupled solve's map of solid cells
+    // (16) and its preconditioner's copy of the pressure matrix (56).
+    let bodies = if with_bodies { 80 } else { 0 };
+    cells * (232 + bodies) + band_cells * particles_per_cell * std::mem::size_of::<MarkerParticle>()
 }
