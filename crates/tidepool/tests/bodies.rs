@@ -222,3 +222,44 @@ angular_velocity = [0.0, 0.5, 0.0]
     let v0 = records[0].measures.volume;
     assert!(records.iter().all(|r| (r.measures.volume / v0 - 1.0).abs() < 0.02));
 }
+
+/// A thin-walled boat (an open box with 5 cm walls, two cells) floats at the draft Archimedes
+/// gives for its weight, `m / (rho L W)`, and its hollow stays dry.
+#[test]
+fn thin_walled_boat_floats_dry_at_its_archimedes_draft() {
+    let loaded = load(
+        r#"
+[simulation]
+frames = 36
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [1.2, 0.6, 0.6]
+resolution = 48
+[[liquid.region]]
+shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.25, 2.0] }
+[[body]]
+name = "boat"
+shape.open-box = { min = [0.4, 0.225, 0.15], max = [0.8, 0.375, 0.45], wall = 0.05 }
+density = 300.0
+"#,
+    );
+    let mut driver = Driver::new(World::build(&loaded), Vec::new());
+    let start = driver.world.bodies[0].position;
+    let mass = driver.world.bodies[0].mass;
+    let expected = mass / (1000.0 * 0.4 * 0.3);
+    // Points of the hull in the body's frame: the middle of its bottom, and of its hollow.
+    let (bottom, hollow) = (Vec3::new(0.6, 0.225, 0.3) - start, Vec3::new(0.6, 0.33, 0.3) - start);
+    let mut drafts = Vec::new();
+    for _ in 0..36 {
+        driver.advance_frame(36, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+        let world = &driver.world;
+        let pose = world.bodies[0].pose();
+        drafts.push(surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
+        let inside = pose.to_world(&hollow);
+        let phi = world.grid.interpolate(&world.liquid.phi, Location::Cell, &inside);
+        assert!(phi > 0.0, "water in the boat at {inside:?}");
+    }
+    let tail = &drafts[12..];
+    let mean = tail.iter().sum::<Real>() / tail.len() as Real;
+    assert!((mean - expected).abs() < 0.03 * expected, "draft {mean} m, expected {expected} m: {drafts:?}");
+}

@@ -21,6 +21,9 @@ pub enum Shape {
     /// Ring torus around `center`: its tube of radius `minor` circles the unit `axis` at
     /// distance `major`.
     Torus { center: Vec3, axis: Vec3, major: Real, minor: Real },
+    /// A thin-walled tray open at the top (+y): the box from `min` to `max` less its inside,
+    /// leaving side walls and a floor `wall` thick (a boat's hull, a cup).
+    OpenBox { min: Vec3, max: Vec3, wall: Real },
     /// The inside of a closed triangle mesh (already placed in world space).
     Mesh { surface: Arc<TriMesh>, distance: Arc<MeshDistance> },
 }
@@ -67,6 +70,12 @@ impl Shape {
                 let radial = (q - h * axis).norm();
                 ((radial - major).powi(2) + h * h).sqrt() - minor
             }
+            Shape::OpenBox { min, max, wall } => {
+                let (inner_min, inner_max) = open_box_inside(min, max, *wall);
+                let outer = Shape::Box { min: *min, max: *max }.signed_distance(p);
+                let inside = Shape::Box { min: inner_min, max: inner_max + Vec3::new(0.0, *wall, 0.0) }.signed_distance(p);
+                outer.max(-inside)
+            }
             Shape::Mesh { distance, .. } => distance.signed_distance(p),
         }
     }
@@ -88,6 +97,7 @@ impl Shape {
                 let e = Vec3::from_fn(|a, _| major * (1.0 - axis[a] * axis[a]).max(0.0).sqrt() + minor);
                 (center - e, center + e)
             }
+            Shape::OpenBox { min, max, .. } => (*min, *max),
             Shape::Mesh { surface, .. } => surface.bounds().unwrap_or((Vec3::zeros(), Vec3::zeros())),
         }
     }
@@ -100,6 +110,7 @@ impl Shape {
             Shape::Cylinder { from, to, radius } => cylinder_mesh(from, to, *radius, 40),
             Shape::Capsule { from, to, radius } => capsule_mesh(from, to, *radius, 32, 8),
             Shape::Torus { center, axis, major, minor } => torus_mesh(center, axis, *major, *minor, 48, 16),
+            Shape::OpenBox { min, max, wall } => open_box_mesh(min, max, *wall),
             Shape::Mesh { surface, .. } => (**surface).clone(),
         }
     }
@@ -114,6 +125,7 @@ impl Shape {
             Shape::Torus { center, axis, major, minor } => {
                 Shape::Torus { center: center + offset, axis: *axis, major: *major, minor: *minor }
             }
+            Shape::OpenBox { min, max, wall } => Shape::OpenBox { min: min + offset, max: max + offset, wall: *wall },
             Shape::Mesh { surface, .. } => {
                 let mut moved = (**surface).clone();
                 moved.vertices.iter_mut().for_each(|v| *v += offset);
@@ -187,8 +199,33 @@ impl Shape {
                 let volume = 2.0 * PI * PI * major * small;
                 about_axis(*center, *axis, volume, volume * (big + 0.75 * small), volume * (0.5 * big + 0.625 * small))
             }
+            Shape::OpenBox { min, max, wall } => {
+                let (inner_min, inner_max) = open_box_inside(min, max, *wall);
+                let outer = Shape::Box { min: *min, max: *max }.mass_properties();
+                let inside = Shape::Box { min: inner_min, max: inner_max }.mass_properties();
+                outer.minus(&inside)
+            }
             Shape::Mesh { surface, .. } => surface.mass_properties(),
         }
+    }
+}
+
+/// The hollow of an open box: `wall` in from the sides and the bottom, up to the top.
+fn open_box_inside(min: &Vec3, max: &Vec3, wall: Real) -> (Vec3, Vec3) {
+    (min + Vec3::new(wall, wall, wall), Vec3::new(max.x - wall, max.y, max.z - wall))
+}
+
+impl MassProperties {
+    /// The properties of this solid with `hole` (inside it) taken away: volumes and first
+    /// moments subtract, and both inertias move to the new centroid (parallel axes).
+    fn minus(&self, hole: &MassProperties) -> MassProperties {
+        let volume = self.volume - hole.volume;
+        let centroid = (self.centroid * self.volume - hole.centroid * hole.volume) / volume;
+        let shifted = |m: &MassProperties| {
+            let d = m.centroid - centroid;
+            m.inertia + (Mat3::identity() * d.norm_squared() - d * d.transpose()) * m.volume
+        };
+        MassProperties { volume, centroid, inertia: shifted(self) - shifted(hole) }
     }
 }
 
@@ -267,6 +304,24 @@ fn cylinder_mesh(from: &Vec3, to: &Vec3, radius: Real, segments: u32) -> TriMesh
         mesh.triangles.push([bottom(s), top(s + 1), top(s)]);
     }
     mesh
+}
+
+fn open_box_mesh(min: &Vec3, max: &Vec3, wall: Real) -> TriMesh {
+    let (inner_min, inner_max) = open_box_inside(min, max, wall);
+    let corner = |lo: &Vec3, hi: &Vec3, c: usize| {
+        Vec3::new(if c & 1 == 0 { lo.x } else { hi.x }, if c & 2 == 0 { lo.y } else { hi.y }, if c & 4 == 0 { lo.z } else { hi.z })
+    };
+    // Vertices 0-7: outer box corners; 8-15: the hollow's corners.
+    let vertices: Vec<Vec3> = (0..8).map(|c| corner(min, max, c)).chain((0..8).map(|c| corner(&inner_min, &inner_max, c))).collect();
+    // Outer faces except the top (counter-clockwise from outside), the hollow's faces except
+    // its top (seen from inside the hollow, so reversed), and the rim between the two tops.
+    let outer = [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [0, 2, 3, 1], [4, 5, 7, 6]];
+    let mut quads: Vec<[u32; 4]> = outer.to_vec();
+    quads.extend(outer.iter().map(|q| [q[3] + 8, q[2] + 8, q[1] + 8, q[0] + 8]));
+    // Top corners: outer 2, 3, 7, 6 (y = max) around, hollow 10, 11, 15, 14.
+    quads.extend([[2, 6, 14, 10], [6, 7, 15, 14], [7, 3, 11, 15], [3, 2, 10, 11]]);
+    let triangles = quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]).collect();
+    TriMesh { vertices, triangles }
 }
 
 /// An orthonormal pair perpendicular to the unit vector `axis`.
@@ -374,6 +429,7 @@ mod tests {
             (Shape::Cylinder { from, to, radius: 0.3 }, 0.01),
             (Shape::Capsule { from, to, radius: 0.3 }, 0.03),
             (Shape::Torus { center: from, axis: (to - from).normalize(), major: 0.6, minor: 0.2 }, 0.03),
+            (Shape::OpenBox { min: Vec3::new(0.0, 0.1, -0.2), max: Vec3::new(0.5, 0.3, 0.2), wall: 0.04 }, 1e-12),
         ];
         for (shape, tolerance) in shapes {
             let exact = shape.mass_properties();

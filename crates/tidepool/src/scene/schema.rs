@@ -312,6 +312,8 @@ pub enum ShapeSpec {
         major: f64,
         minor: f64,
     },
+    /// A thin-walled tray open at the top (+y): walls and floor `wall` thick.
+    OpenBox { min: [f64; 3], max: [f64; 3], wall: f64 },
     /// A closed triangle mesh from an OBJ or PLY file, scaled, then rotated (degrees about x,
     /// then y, then z), then translated.
     Mesh {

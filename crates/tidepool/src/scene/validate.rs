@@ -304,6 +304,18 @@ fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, Sce
             })?;
             Ok(Shape::Torus { center: vec3(*center), axis, major: *major, minor: *minor })
         }
+        ShapeSpec::OpenBox { min, max, wall } => {
+            cx.finite3(min, &format!("{key}.open-box.min"))?;
+            cx.finite3(max, &format!("{key}.open-box.max"))?;
+            cx.check((0..3).all(|a| max[a] > min[a]), &format!("{key}.open-box.max"), || {
+                format!("expected every component of max {max:?} to exceed min {min:?}")
+            })?;
+            let thin_enough = 2.0 * wall < (max[0] - min[0]).min(max[2] - min[2]) && *wall < max[1] - min[1];
+            cx.check(wall.is_finite() && *wall > 0.0 && thin_enough, &format!("{key}.open-box.wall"), || {
+                format!("expected a wall thickness > 0 that leaves a hollow inside the box, got {wall}")
+            })?;
+            Ok(Shape::OpenBox { min: vec3(*min), max: vec3(*max), wall: *wall })
+        }
         ShapeSpec::Mesh { path, scale, rotate, translate } => {
             cx.positive(*scale, &format!("{key}.mesh.scale"), "scale factor")?;
             cx.finite3(rotate, &format!("{key}.mesh.rotate"))?;
