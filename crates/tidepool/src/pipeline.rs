@@ -4,7 +4,8 @@
 //!    the level set extended into obstacles and bodies;
 //! 2. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
 //! 3. sources: emitter regions become liquid with the emitter velocity;
-//! 4. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies;
+//! 4. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies; kinematic bodies
+//!    on a path take the velocity that brings them onto it at the end of the substep;
 //! 5. the coupled projection (ghost-fluid free surface, cut-cell obstacles, bodies through their
 //!    face impulses: see [`crate::coupling`]), velocity extension into the air and the
 //!    free-slip constraint at obstacles;
@@ -85,8 +86,11 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     liquid.apply_sources(&grid, &world.solids, &world.sources, world.clock.time);
     let gravity = world.settings.gravity;
     liquid.add_gravity(&gravity, dt);
-    for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
-        body.velocity += dt * gravity;
+    for body in world.bodies.iter_mut() {
+        if body.is_dynamic() {
+            body.velocity += dt * gravity;
+        }
+        body.follow_path(world.clock.time, dt);
     }
     lap(&mut timings.forces);
     let mut coupled: Vec<&mut dyn CoupledSolid> = world.bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).collect();

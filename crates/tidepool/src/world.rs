@@ -122,6 +122,7 @@ impl World {
                     BodyKind::Kinematic => {
                         body.velocity = b.velocity;
                         body.spin = b.angular_velocity;
+                        body.path = b.path.iter().map(|(t, offset)| (*t, body.position + offset)).collect();
                     }
                     BodyKind::Static => {}
                 }

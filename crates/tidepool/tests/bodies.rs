@@ -263,3 +263,41 @@ density = 300.0
     let mean = tail.iter().sum::<Real>() / tail.len() as Real;
     assert!((mean - expected).abs() < 0.03 * expected, "draft {mean} m, expected {expected} m: {drafts:?}");
 }
+
+/// A kinematic body on a path is where its keyframes put it, interpolated linearly, at every
+/// frame, whatever the water does.
+#[test]
+fn kinematic_body_follows_its_path() {
+    let loaded = load(
+        r#"
+[simulation]
+frames = 24
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [1.0, 0.5, 0.4]
+resolution = 30
+[[liquid.region]]
+shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.2, 2.0] }
+[[body]]
+name = "plunger"
+kind = "kinematic"
+shape.box = { min = [0.2, 0.25, 0.1], max = [0.3, 0.35, 0.3] }
+path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
+"#,
+    );
+    let mut driver = Driver::new(World::build(&loaded), Vec::new());
+    let start = driver.world.bodies[0].position;
+    for frame in 1..=24 {
+        driver.advance_frame(24, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+        let t = frame as Real / 24.0;
+        let offset = if t <= 0.25 {
+            Vec3::zeros()
+        } else if t <= 0.5 {
+            Vec3::new(0.0, -0.15 * (t - 0.25) / 0.25, 0.0)
+        } else {
+            Vec3::new(0.3 * (t - 0.5) / 0.5, -0.15, 0.0)
+        };
+        let at = driver.world.bodies[0].position;
+        assert!((at - (start + offset)).norm() < 1e-9, "t = {t}: at {at:?}, expected {:?}", start + offset);
+    }
+}

@@ -252,6 +252,11 @@ pub struct Body {
     /// Initial angular velocity (rad/s).
     #[serde(default)]
     pub angular_velocity: [f64; 3],
+    /// A kinematic body's path: `[t, dx, dy, dz]` keyframes, the body's displacement from where
+    /// it starts at time `t` (s), followed piecewise linearly (held before the first and after
+    /// the last). Replaces `velocity`.
+    #[serde(default)]
+    pub path: Vec<[f64; 4]>,
     /// Coefficient of restitution in collisions (0: no bounce, 1: elastic).
     #[serde(default = "default_restitution")]
     pub restitution: f64,

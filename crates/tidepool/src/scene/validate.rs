@@ -62,6 +62,8 @@ pub struct BodySetup {
     pub velocity: Vec3,
     /// Initial angular velocity (rad/s).
     pub angular_velocity: Vec3,
+    /// A kinematic body's keyframes: time (s) and displacement from the start (m).
+    pub path: Vec<(Real, Vec3)>,
     /// Restitution.
     pub restitution: Real,
     /// Friction coefficient.
@@ -191,6 +193,12 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         cx.check(body.friction.is_finite() && body.friction >= 0.0, &format!("{key}.friction"), || {
             format!("expected a friction coefficient >= 0, got {}", body.friction)
         })?;
+        if !body.path.is_empty() {
+            let key = format!("{key}.path");
+            cx.check(body.kind == BodyKind::Kinematic, &key, || "only a kinematic body follows a path".into())?;
+            cx.check(body.path.iter().all(|k| k.iter().all(|v| v.is_finite())), &key, || "expected keyframes [t, dx, dy, dz] of finite numbers".into())?;
+            cx.check(body.path.windows(2).all(|w| w[1][0] > w[0][0]), &key, || "expected keyframe times in increasing order".into())?;
+        }
         bodies.push(BodySetup {
             name: body.name.clone().unwrap_or_else(|| format!("body_{n}")),
             kind: body.kind,
@@ -198,6 +206,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             density,
             velocity: vec3(body.velocity),
             angular_velocity: vec3(body.angular_velocity),
+            path: body.path.iter().map(|k| (k[0], Vec3::new(k[1], k[2], k[3]))).collect(),
             restitution: body.restitution,
             friction: body.friction,
         });

@@ -80,6 +80,9 @@ pub struct RigidBody {
     pub angular_momentum: Vec3,
     /// Prescribed angular velocity (rad/s, world frame); kinematic bodies.
     pub spin: Vec3,
+    /// A kinematic body's path: times (s) and centre-of-mass positions (m), followed piecewise
+    /// linearly; empty for a constant velocity.
+    pub path: Vec<(Real, Vec3)>,
     /// Restitution and friction.
     pub material: Material,
     /// Distance from the centre of mass to the farthest sample (m).
@@ -106,6 +109,7 @@ impl RigidBody {
             velocity: Vec3::zeros(),
             angular_momentum: Vec3::zeros(),
             spin: Vec3::zeros(),
+            path: Vec::new(),
             material,
             bounding_radius,
         }
@@ -165,6 +169,23 @@ impl RigidBody {
         }
         self.velocity += j / self.mass;
         self.angular_momentum += (x - self.position).cross(j);
+    }
+
+    /// For a kinematic body on a path: sets the velocity that brings the centre of mass onto
+    /// the path at time `t + dt` (so it follows the path exactly, whatever happened before).
+    pub fn follow_path(&mut self, t: Real, dt: Real) {
+        if self.kind != BodyKind::Kinematic || self.path.is_empty() {
+            return;
+        }
+        let at = |t: Real| {
+            let i = self.path.partition_point(|(time, _)| *time <= t);
+            match (i.checked_sub(1).map(|j| self.path[j]), self.path.get(i)) {
+                (Some((t0, p0)), Some(&(t1, p1))) => p0 + (p1 - p0) * ((t - t0) / (t1 - t0)),
+                (Some((_, p)), None) | (None, Some(&(_, p))) => p,
+                (None, None) => self.position,
+            }
+        };
+        self.velocity = (at(t + dt) - self.position) / dt;
     }
 
     /// Where the body is.
