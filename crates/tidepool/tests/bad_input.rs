@@ -42,6 +42,7 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("overlapping bodies", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.2 }}\ndensity = 500.0\n[[body]]\nname = \"second\"\nshape.sphere = {{ center = [0.6, 0.5, 0.5], radius = 0.2 }}\ndensity = 500.0\n"), Some(10), "overlapping body `second`"),
         ("body through the floor", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, -0.2, 0.4], max = [0.6, 0.2, 0.6] }}\ndensity = 500.0\n"), Some(10), "through a closed side"),
         ("solid open box", format!("{HEAD}\n[[body]]\nshape.open-box = {{ min = [0.2, 0.2, 0.2], max = [0.6, 0.4, 0.6], wall = 0.3 }}\ndensity = 500.0\n"), Some(10), "leaves a hollow"),
+        ("path on a dynamic body", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\npath = [[0.0, 0.0, 0.0, 0.0]]\n"), Some(12), "only a kinematic body"),
         ("body kind", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"floating\"\n"), Some(11), "unknown variant `floating`"),
     ]
 }
