@@ -37,12 +37,16 @@ use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::rigid::RigidBody;
 use crate::solids::StaticSolids;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
 
 /// What the coupled solve needs from a solid.
 pub trait CoupledSolid: Sync {
     /// Signed distance from `x` to the solid's surface (negative inside).
     fn signed_distance(&self, x: &Vec3) -> Real;
+    /// A ball (centre, radius) containing the solid.
+    fn bounding_sphere(&self) -> (Vec3, Real);
     /// Velocity of the solid's material at `x`.
     fn velocity_at(&self, x: &Vec3) -> Vec3;
     /// The velocity changes at `points` that the impulses `impulses` applied at those points
@@ -55,6 +59,10 @@ pub trait CoupledSolid: Sync {
 impl CoupledSolid for RigidBody {
     fn signed_distance(&self, x: &Vec3) -> Real {
         self.signed_distance_at(&self.pose(), x)
+    }
+
+    fn bounding_sphere(&self) -> (Vec3, Real) {
+        (self.position, self.bounding_radius)
     }
 
     fn velocity_at(&self, x: &Vec3) -> Vec3 {
@@ -98,6 +106,8 @@ pub struct CoupledFace {
     /// Where the solid's surface crosses from the liquid cell's centre to the solid cell's, as
     /// a fraction of the way: the liquid's share of the face's dual cell.
     pub theta: Real,
+    /// The solid cell (flat index).
+    pub solid_cell: usize,
     /// Face centre (m).
     pub point: Vec3,
 }
@@ -111,10 +121,12 @@ impl SolidCells {
         if solids.is_empty() {
             return SolidCells(None);
         }
+        let spheres: Vec<(Vec3, Real)> = solids.iter().map(|s| s.bounding_sphere()).collect();
         let mut owner = Array3::filled(grid.dims, None);
         owner.par_fill_with(|i, j, k| {
             let x = grid.position(Location::Cell, i, j, k);
-            let inside = solids.iter().enumerate().map(|(s, solid)| (s, solid.signed_distance(&x))).filter(|(_, d)| *d < 0.0);
+            let near = |s: &usize| (x - spheres[*s].0).norm() <= spheres[*s].1;
+            let inside = (0..solids.len()).filter(near).map(|s| (s, solids[s].signed_distance(&x))).filter(|(_, d)| *d < 0.0);
             inside.min_by(|a, b| a.1.total_cmp(&b.1)).map(|(s, _)| s)
         });
         SolidCells(Some(owner))
@@ -129,13 +141,12 @@ impl SolidCells {
 /// surface crosses the segment between their centres, found by bisection on the solid's signed
 /// distance (exact for any shape, unlike interpolating the two centres' distances, which is
 /// wrong wherever the nearest surface point is on another side of the solid).
-fn share(grid: &Grid, solids: &[&mut dyn CoupledSolid], cells: &SolidCells, c: [usize; 3], n: [usize; 3]) -> Real {
-    let Some(s) = cells.owner(n) else { return 1.0 };
+fn share(grid: &Grid, solid: &dyn CoupledSolid, c: [usize; 3], n: [usize; 3]) -> Real {
     let (a, b) = (grid.position(Location::Cell, c[0], c[1], c[2]), grid.position(Location::Cell, n[0], n[1], n[2]));
     let (mut lo, mut hi) = (0.0, 1.0);
     for _ in 0..40 {
         let mid = 0.5 * (lo + hi);
-        if solids[s].signed_distance(&(a + mid * (b - a))) > 0.0 {
+        if solid.signed_distance(&(a + mid * (b - a))) > 0.0 {
             lo = mid;
         } else {
             hi = mid;
@@ -167,14 +178,19 @@ fn coupled_faces(
                 if open > 0.0 {
                     let point = grid.position(Location::Face(axis), f[0], f[1], f[2]);
                     let sign = if side == 1 { 1.0 } else { -1.0 };
-                    let theta = share(grid, solids, cells, idx, n);
-                    faces.push(CoupledFace { axis, index: f, cell: (c, sign), solid, open, theta, point });
+                    let theta = share(grid, &*solids[solid], idx, n);
+                    let solid_cell = unknown.index(n[0], n[1], n[2]);
+                    faces.push(CoupledFace { axis, index: f, cell: (c, sign), solid, open, theta, solid_cell, point });
                 }
             }
         }
     }
     faces
 }
+
+/// A vector of the coupled system's nullspace: one on a liquid region's cells, and the given
+/// values on coupled faces (by index).
+type NullVector = (Vec<u32>, Vec<(usize, Real)>);
 
 /// The scaled coupled system as an operator on `[q (one per grid cell); mu (one per coupled
 /// face)]`.
@@ -189,7 +205,7 @@ pub struct CoupledSystem<'a, 's> {
     /// The system's nullspace: per liquid region without a free surface (a closed tank filled
     /// to the lid), one on its cells and `-sign open` on its coupled faces (a uniform pressure,
     /// which the solids' faces balance and which moves nothing).
-    nullspace: Vec<(Vec<u32>, Vec<(usize, Real)>)>,
+    nullspace: Vec<NullVector>,
 }
 
 impl CoupledSystem<'_, '_> {
@@ -269,12 +285,26 @@ struct CoupledPreconditioner<'a> {
     pressure: Mic0<'a>,
     faces: &'a [CoupledFace],
     impulse_diagonal: Vec<Real>,
+    /// Room for the transformed pressure residual (used only with coupled faces).
+    scratch: Mutex<Vec<Real>>,
+}
+
+impl<'a> CoupledPreconditioner<'a> {
+    fn new(pressure: &'a Stencil7, faces: &'a [CoupledFace], impulse_diagonal: Vec<Real>) -> Self {
+        let scratch = Mutex::new(if faces.is_empty() { Vec::new() } else { vec![0.0; pressure.diag.len()] });
+        CoupledPreconditioner { pressure: Mic0::new(pressure), faces, impulse_diagonal, scratch }
+    }
 }
 
 impl Preconditioner for CoupledPreconditioner<'_> {
     fn apply(&self, r: &[Real], z: &mut [Real]) {
         let n = r.len() - self.faces.len();
-        let mut rq = r[..n].to_vec();
+        if self.faces.is_empty() {
+            self.pressure.apply(r, z);
+            return;
+        }
+        let mut rq = self.scratch.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        rq.copy_from_slice(&r[..n]);
         for (f, face) in self.faces.iter().enumerate() {
             let (c, sign) = face.cell;
             rq[c] -= sign * face.open * r[n + f];
@@ -317,25 +347,27 @@ pub struct CouplingReport {
 }
 
 /// How the cell across a face of an unknown cell enters the pressure block: a solid cell as
-/// zero pressure on the solid's surface, the rest as in the plain free-surface projection.
-fn classify<'a, 's: 'a>(
-    grid: &'a Grid,
+/// zero pressure on the solid's surface (at the coupled face's `theta`), the rest as in the
+/// plain free-surface projection.
+fn classify<'a>(
     phi: &'a Array3<Real>,
     unknown: &'a Array3<bool>,
-    solids: &'a [&'s mut dyn CoupledSolid],
-    cells: &'a SolidCells,
-) -> impl Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync + use<'a, 's> {
+    faces: &'a [CoupledFace],
+) -> impl Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync + 'a {
+    let theta: HashMap<(usize, usize), Real> = faces.iter().map(|f| ((f.cell.0, f.solid_cell), f.theta)).collect();
     let base = liquid_neighbour(phi, unknown);
-    move |c, n| match n {
-        Some(n) if cells.owner(n).is_some() => Across::Dirichlet(share(grid, solids, cells, c, n)),
-        _ => base(c, n),
+    move |c, n| {
+        let pair = n.map(|n| (unknown.index(c[0], c[1], c[2]), unknown.index(n[0], n[1], n[2])));
+        match pair.and_then(|pair| theta.get(&pair)) {
+            Some(&theta) => Across::Dirichlet(theta),
+            None => base(c, n),
+        }
     }
 }
 
 /// The unknown cells, the coupled system and its right-hand side.
 struct Assembled<'a, 's> {
     unknown: Array3<bool>,
-    cells: SolidCells,
     system: CoupledSystem<'a, 's>,
     rhs: Vec<Real>,
 }
@@ -354,8 +386,8 @@ fn assemble<'a, 's>(
     let liquid = liquid_cells(phi, static_solids);
     let unknown = liquid.par_map(|i, j, k, l| l && cells.owner([i, j, k]).is_none());
     let faces = coupled_faces(grid, static_solids, &unknown, solids, &cells);
-    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(grid, phi, &unknown, solids, &cells));
-    let candidates: Vec<(Vec<u32>, Vec<(usize, Real)>)> = if faces.is_empty() {
+    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &faces));
+    let candidates: Vec<NullVector> = if faces.is_empty() {
         pressure.floating.iter().map(|cells| (cells.clone(), Vec::new())).collect()
     } else {
         floating_regions(&pressure_without_faces(&pressure, &faces), &unknown)
@@ -400,7 +432,7 @@ fn assemble<'a, 's>(
             tidepool_linalg::reduce::norm2(&y) <= 1e-9 * tidepool_linalg::reduce::norm2(&v)
         })
         .collect();
-    Assembled { unknown, cells, system, rhs }
+    Assembled { unknown, system, rhs }
 }
 
 /// Projects `velocity` together with `solids`: afterwards the liquid is divergence free (up
@@ -422,30 +454,24 @@ pub fn project(
     solids: &mut [&mut dyn CoupledSolid],
 ) -> ([Array3<bool>; 3], CouplingReport) {
     let to_scaled = dt / (density * grid.dx);
-    let (solution, unknown, cells, faces, info) = {
-        let assembled = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
-        let system = &assembled.system;
-        let mut x: Vec<Real> = pressure
-            .as_slice()
-            .iter()
-            .zip(assembled.unknown.as_slice())
-            .map(|(p, &l)| if l { p * to_scaled } else { 0.0 })
-            .collect();
-        x.resize(system.len(), 0.0);
+    let Assembled { unknown, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
+    let mut solution: Vec<Real> = pressure
+        .as_slice()
+        .iter()
+        .zip(unknown.as_slice())
+        .map(|(p, &l)| if l { p * to_scaled } else { 0.0 })
+        .collect();
+    solution.resize(system.len(), 0.0);
+    let info = {
         let schur = (!system.faces.is_empty()).then(|| pressure_without_faces(&system.pressure, &system.faces));
-        let preconditioner = CoupledPreconditioner {
-            pressure: Mic0::new(schur.as_ref().unwrap_or(&system.pressure)),
-            faces: &system.faces,
-            impulse_diagonal: system.impulse_diagonal(),
-        };
-        let info = pcg(system, &preconditioner, &assembled.rhs, &mut x, params);
-        (x, assembled.unknown, assembled.cells, system.faces.clone(), info)
+        let preconditioner = CoupledPreconditioner::new(schur.as_ref().unwrap_or(&system.pressure), &system.faces, system.impulse_diagonal());
+        pcg(&system, &preconditioner, &rhs, &mut solution, params)
     };
+    let CoupledSystem { faces, cell_mass, .. } = system;
     let n = grid.cell_count();
     let q = Array3::from_vec(grid.dims, solution[..n].to_vec());
     let mu = &solution[n..];
-    let valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(grid, phi, &unknown, solids, &cells));
-    let cell_mass = density * grid.dx.powi(3);
+    let valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &faces));
     let mut impulse_on_liquid = Vec3::zeros();
     let mut per_solid: Vec<(Vec<Vec3>, Vec<Vec3>)> = vec![(Vec::new(), Vec::new()); solids.len()];
     for (f, face) in faces.iter().enumerate() {
