@@ -77,7 +77,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
         *slot += (now - clock).as_secs_f64();
         clock = now;
     };
-    world.update_body_distance();
+    world.update_solid_distance();
     let liquid = &mut world.liquid;
     liquid.advect_surface(&grid, &world.solids, dt, world.clock.step);
     lap(&mut timings.surface);

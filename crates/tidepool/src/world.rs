@@ -129,7 +129,7 @@ impl World {
                 body
             })
             .collect();
-        let liquid = LevelSetLiquid::new(&grid, params, phi, &solids, body_distance(&grid, &bodies));
+        let liquid = LevelSetLiquid::new(&grid, params, phi, &solids, solids_with_bodies(&grid, &solids, &bodies));
         World { grid, settings, solids, liquid, sources, bodies, body_statics, clock: Clock::default() }
     }
 
@@ -169,9 +169,9 @@ impl World {
         volume * grid.dx.powi(3)
     }
 
-    /// Samples the bodies' signed distance at cell centres for the liquid.
-    pub fn update_body_distance(&mut self) {
-        self.liquid.body_distance = body_distance(&self.grid, &self.bodies);
+    /// Samples the distance to obstacles and bodies at cell centres for the liquid.
+    pub fn update_solid_distance(&mut self) {
+        self.liquid.solids_with_bodies = solids_with_bodies(&self.grid, &self.solids, &self.bodies);
     }
 
     /// Heap bytes held by the persistent state.
@@ -180,9 +180,18 @@ impl World {
     }
 }
 
-/// The bodies' signed distance at cell centres (`None` without bodies).
-fn body_distance(grid: &Grid, bodies: &[RigidBody]) -> Option<Array3<Real>> {
+/// The signed distance to obstacles and bodies together at cell centres (`None` without
+/// bodies). A body is only evaluated within two cells of its bounding sphere; farther out the
+/// distance to the sphere stands in (a lower bound, and only the sign and the values near
+/// surfaces are used).
+fn solids_with_bodies(grid: &Grid, solids: &StaticSolids, bodies: &[RigidBody]) -> Option<Array3<Real>> {
     (!bodies.is_empty()).then(|| {
-        grid.sample_fn(Location::Cell, |x| bodies.iter().map(|b| b.signed_distance_at(&b.pose(), &x)).fold(Real::INFINITY, Real::min))
+        solids.phi_cells.par_map(|i, j, k, obstacle| {
+            let x = grid.position(Location::Cell, i, j, k);
+            bodies.iter().fold(obstacle, |d, b| {
+                let sphere = (x - b.position).norm() - b.bounding_radius;
+                d.min(if sphere > 2.0 * grid.dx { sphere } else { b.signed_distance_at(&b.pose(), &x) })
+            })
+        })
     })
 }

@@ -131,15 +131,16 @@ pub struct LevelSetLiquid {
     pub last_projection: ProjectionReport,
     /// Volume control state.
     pub volume: VolumeControl,
-    /// Signed distance to the moving bodies at cell centres (negative inside), where there are
-    /// any: set before each substep; the liquid extends into them and is not counted there.
-    pub body_distance: Option<Array3<Real>>,
+    /// Where there are bodies: the signed distance to obstacles and bodies together at cell
+    /// centres (negative inside), set before each substep; the liquid extends into them and is
+    /// not counted there. Without bodies the obstacles' own distance is used.
+    pub solids_with_bodies: Option<Array3<Real>>,
 }
 
 impl LevelSetLiquid {
-    /// A liquid at rest filling `phi < 0` outside the obstacles and the bodies (whose signed
-    /// distance at cell centres is `body_distance`).
-    pub fn new(grid: &Grid, params: LiquidParams, mut phi: Array3<Real>, solids: &StaticSolids, body_distance: Option<Array3<Real>>) -> Self {
+    /// A liquid at rest filling `phi < 0` outside the obstacles and the bodies (see
+    /// [`LevelSetLiquid::solids_with_bodies`]).
+    pub fn new(grid: &Grid, params: LiquidParams, mut phi: Array3<Real>, solids: &StaticSolids, solids_with_bodies: Option<Array3<Real>>) -> Self {
         reinitialize(grid, &mut phi, LEVEL_SET_BAND * grid.dx);
         let mut liquid = LevelSetLiquid {
             params,
@@ -149,7 +150,7 @@ impl LevelSetLiquid {
             particles: Vec::new(),
             last_projection: ProjectionReport::default(),
             volume: VolumeControl { enabled: params.volume_correction, target: 0.0, error_integral: 0.0, divergence: 0.0 },
-            body_distance,
+            solids_with_bodies,
         };
         liquid.extend_into_solids(solids);
         liquid.volume.target = liquid.volume_without_solids(grid, solids);
@@ -193,14 +194,8 @@ impl LevelSetLiquid {
 
     /// Signed distance to all solids, obstacles and bodies, at cell centres (`None` without
     /// any).
-    fn solid_distance<'a>(&'a self, solids: &'a StaticSolids) -> Option<std::borrow::Cow<'a, Array3<Real>>> {
-        use std::borrow::Cow;
-        match (solids.has_obstacles(), &self.body_distance) {
-            (false, None) => None,
-            (true, None) => Some(Cow::Borrowed(&solids.phi_cells)),
-            (false, Some(bodies)) => Some(Cow::Borrowed(bodies)),
-            (true, Some(bodies)) => Some(Cow::Owned(bodies.par_map(|i, j, k, d| d.min(solids.phi_cells.get(i, j, k))))),
-        }
+    fn solid_distance<'a>(&'a self, solids: &'a StaticSolids) -> Option<&'a Array3<Real>> {
+        self.solids_with_bodies.as_ref().or(solids.has_obstacles().then_some(&solids.phi_cells))
     }
 
     /// Self-advection of the velocity over `dt`.
@@ -220,7 +215,7 @@ impl LevelSetLiquid {
 
     /// Liquid volume outside obstacles (m^3).
     fn volume_without_solids(&self, grid: &Grid, solids: &StaticSolids) -> Real {
-        volume_inside(grid, &self.phi, self.solid_distance(solids).as_deref())
+        volume_inside(grid, &self.phi, self.solid_distance(solids))
     }
 
     /// Applies the active sources at time `t`: their shapes become liquid moving at their
@@ -385,7 +380,7 @@ impl LevelSetLiquid {
         let mass = |c: usize| {
             let phi = self.phi.as_slice()[c];
             let [i, j, k] = self.phi.coords(c);
-            let open = if solid.as_ref().is_some_and(|s| s.get(i, j, k) < 0.0) { 0.0 } else { 1.0 };
+            let open = if solid.is_some_and(|s| s.get(i, j, k) < 0.0) { 0.0 } else { 1.0 };
             self.params.density * (0.5 - phi / grid.dx).clamp(0.0, 1.0) * open * cell_volume
         };
         let velocity = |c: usize| {
