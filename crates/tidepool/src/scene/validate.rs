@@ -277,12 +277,8 @@ fn inside_domain(shape: &Shape, grid: &Grid, key: &str, what: &str, cx: &Context
 fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, SceneError> {
     match spec {
         ShapeSpec::Box { min, max } => {
-            cx.finite3(min, &format!("{key}.box.min"))?;
-            cx.finite3(max, &format!("{key}.box.max"))?;
-            cx.check((0..3).all(|a| max[a] > min[a]), &format!("{key}.box.max"), || {
-                format!("expected every component of max {max:?} to exceed min {min:?}")
-            })?;
-            Ok(Shape::Box { min: vec3(*min), max: vec3(*max) })
+            let (min, max) = corners(min, max, &format!("{key}.box"), cx)?;
+            Ok(Shape::Box { min, max })
         }
         ShapeSpec::Sphere { center, radius } => {
             cx.finite3(center, &format!("{key}.sphere.center"))?;
@@ -290,18 +286,12 @@ fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, Sce
             Ok(Shape::Sphere { center: vec3(*center), radius: *radius })
         }
         ShapeSpec::Cylinder { from, to, radius } => {
-            cx.finite3(from, &format!("{key}.cylinder.from"))?;
-            cx.finite3(to, &format!("{key}.cylinder.to"))?;
-            cx.check(from != to, &format!("{key}.cylinder.to"), || "the cylinder's ends coincide".into())?;
-            cx.positive(*radius, &format!("{key}.cylinder.radius"), "radius in m")?;
-            Ok(Shape::Cylinder { from: vec3(*from), to: vec3(*to), radius: *radius })
+            let (from, to) = segment(from, to, *radius, &format!("{key}.cylinder"), cx)?;
+            Ok(Shape::Cylinder { from, to, radius: *radius })
         }
         ShapeSpec::Capsule { from, to, radius } => {
-            cx.finite3(from, &format!("{key}.capsule.from"))?;
-            cx.finite3(to, &format!("{key}.capsule.to"))?;
-            cx.check(from != to, &format!("{key}.capsule.to"), || "the capsule's ends coincide; use a sphere".into())?;
-            cx.positive(*radius, &format!("{key}.capsule.radius"), "radius in m")?;
-            Ok(Shape::Capsule { from: vec3(*from), to: vec3(*to), radius: *radius })
+            let (from, to) = segment(from, to, *radius, &format!("{key}.capsule"), cx)?;
+            Ok(Shape::Capsule { from, to, radius: *radius })
         }
         ShapeSpec::Torus { center, axis, major, minor } => {
             cx.finite3(center, &format!("{key}.torus.center"))?;
@@ -314,16 +304,12 @@ fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, Sce
             Ok(Shape::Torus { center: vec3(*center), axis, major: *major, minor: *minor })
         }
         ShapeSpec::OpenBox { min, max, wall } => {
-            cx.finite3(min, &format!("{key}.open-box.min"))?;
-            cx.finite3(max, &format!("{key}.open-box.max"))?;
-            cx.check((0..3).all(|a| max[a] > min[a]), &format!("{key}.open-box.max"), || {
-                format!("expected every component of max {max:?} to exceed min {min:?}")
-            })?;
+            let (lo, hi) = corners(min, max, &format!("{key}.open-box"), cx)?;
             let thin_enough = 2.0 * wall < (max[0] - min[0]).min(max[2] - min[2]) && *wall < max[1] - min[1];
             cx.check(wall.is_finite() && *wall > 0.0 && thin_enough, &format!("{key}.open-box.wall"), || {
                 format!("expected a wall thickness > 0 that leaves a hollow inside the box, got {wall}")
             })?;
-            Ok(Shape::OpenBox { min: vec3(*min), max: vec3(*max), wall: *wall })
+            Ok(Shape::OpenBox { min: lo, max: hi, wall: *wall })
         }
         ShapeSpec::Mesh { path, scale, rotate, translate } => {
             cx.positive(*scale, &format!("{key}.mesh.scale"), "scale factor")?;
@@ -368,6 +354,27 @@ fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid
         }
     }
     Ok(())
+}
+
+/// The corners `min`, `max` of a box-like shape at `key`: finite, `max` above `min` on every
+/// axis.
+fn corners(min: &[f64; 3], max: &[f64; 3], key: &str, cx: &Context) -> Result<(Vec3, Vec3), SceneError> {
+    cx.finite3(min, &format!("{key}.min"))?;
+    cx.finite3(max, &format!("{key}.max"))?;
+    cx.check((0..3).all(|a| max[a] > min[a]), &format!("{key}.max"), || {
+        format!("expected every component of max {max:?} to exceed min {min:?}")
+    })?;
+    Ok((vec3(*min), vec3(*max)))
+}
+
+/// The ends of a shape around a segment (cylinder, capsule) at `key`: finite, distinct, with a
+/// positive radius.
+fn segment(from: &[f64; 3], to: &[f64; 3], radius: f64, key: &str, cx: &Context) -> Result<(Vec3, Vec3), SceneError> {
+    cx.finite3(from, &format!("{key}.from"))?;
+    cx.finite3(to, &format!("{key}.to"))?;
+    cx.check(from != to, &format!("{key}.to"), || "the two ends coincide".into())?;
+    cx.positive(radius, &format!("{key}.radius"), "radius in m")?;
+    Ok((vec3(*from), vec3(*to)))
 }
 
 /// Scales, rotates (degrees about x, then y, then z) and translates a mesh.

@@ -121,9 +121,10 @@ fn find_contacts(bodies: &[RigidBody], statics: &StaticGeometry, pair: Pair, mar
     found
 }
 
-/// Whether impulses move body `i` (dynamic and not frozen by shock propagation).
+/// Whether impulses move body `i` (dynamic and not frozen by shock propagation; bodies past
+/// the end of `frozen` are not frozen).
 fn mobile(bodies: &[RigidBody], frozen: &[bool], i: usize) -> bool {
-    bodies[i].is_dynamic() && !frozen[i]
+    bodies[i].is_dynamic() && !frozen.get(i).copied().unwrap_or(false)
 }
 
 /// How a contact's two sides respond to an impulse at its point.
@@ -170,7 +171,7 @@ fn apply(bodies: &mut [RigidBody], c: &Contact, r: &Response, j: &Vec3) {
 /// slides, `j = j_n (n - mu t)` along the sliding direction `t`, with the `j_n` that gives the
 /// normal velocity.
 fn collision_impulse(bodies: &mut [RigidBody], statics: &StaticGeometry, c: &Contact) {
-    let r = response(bodies, &vec![false; bodies.len()], statics, c);
+    let r = response(bodies, &[], statics, c);
     let (n, e, mu) = (c.normal, r.material.restitution, r.material.friction);
     let un = r.u.dot(&n);
     let Some(k_inverse) = r.k.try_inverse().filter(|_| un < 0.0) else { return };
@@ -261,7 +262,6 @@ pub fn collide(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real, kic
 /// them, ...), each level processed with the levels below it frozen (shock propagation), so
 /// that stacks settle without the lower bodies being pushed into the ground.
 pub fn contact(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real, pairs: &[Pair]) {
-    let unfrozen = vec![false; bodies.len()];
     let mut totals: HashMap<(usize, Partner, usize), Vec3> = HashMap::new();
     let mut sweep = |bodies: &mut [RigidBody], pairs: &[Pair], frozen: &[bool]| {
         for &pair in pairs {
@@ -278,7 +278,7 @@ pub fn contact(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real, pai
         }
     };
     for _ in 0..CONTACT_ITERATIONS {
-        sweep(bodies, pairs, &unfrozen);
+        sweep(bodies, pairs, &[]);
     }
     let levels = contact_levels(bodies.len(), pairs);
     let top = levels.iter().copied().max().unwrap_or(0);
