@@ -4,7 +4,6 @@ mod common;
 
 use common::load;
 use std::f64::consts::PI;
-use tidepool::driver::Driver;
 use tidepool::grid::Location;
 use tidepool::math::{Real, Vec3};
 use tidepool::world::World;
@@ -45,15 +44,14 @@ shape.{shape}
 density = 500.0
 "#
     ));
-    let mut driver = Driver::new(World::build(&loaded), Vec::new());
-    (0..72)
-        .map(|_| {
-            driver.advance_frame(72, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
-            let world = &driver.world;
+    let mut fractions = Vec::new();
+    common::each_frame(&loaded, 72, |world, record| {
+        if record.frame > 0 {
             let bottom = world.bodies[0].position.y - bottom_offset;
-            fraction(surface_height(world, 0.05, 0.05) - bottom)
-        })
-        .collect()
+            fractions.push(fraction(surface_height(world, 0.05, 0.05) - bottom));
+        }
+    });
+    fractions
 }
 
 /// The mean of the last two seconds (48 frames): the body heaves about its equilibrium, the
@@ -243,22 +241,21 @@ shape.open-box = { min = [0.4, 0.225, 0.15], max = [0.8, 0.375, 0.45], wall = 0.
 density = 300.0
 "#,
     );
-    let mut driver = Driver::new(World::build(&loaded), Vec::new());
-    let start = driver.world.bodies[0].position;
-    let mass = driver.world.bodies[0].mass;
-    let expected = mass / (1000.0 * 0.4 * 0.3);
+    let boat = World::build(&loaded).bodies.remove(0);
+    let expected = boat.mass / (1000.0 * 0.4 * 0.3);
     // Points of the hull in the body's frame: the middle of its bottom, and of its hollow.
-    let (bottom, hollow) = (Vec3::new(0.6, 0.225, 0.3) - start, Vec3::new(0.6, 0.33, 0.3) - start);
+    let (bottom, hollow) = (Vec3::new(0.6, 0.225, 0.3) - boat.position, Vec3::new(0.6, 0.33, 0.3) - boat.position);
     let mut drafts = Vec::new();
-    for _ in 0..36 {
-        driver.advance_frame(36, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
-        let world = &driver.world;
+    common::each_frame(&loaded, 36, |world, record| {
+        if record.frame == 0 {
+            return;
+        }
         let pose = world.bodies[0].pose();
         drafts.push(surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
         let inside = pose.to_world(&hollow);
         let phi = world.grid.interpolate(&world.liquid.phi, Location::Cell, &inside);
         assert!(phi > 0.0, "water in the boat at {inside:?}");
-    }
+    });
     let tail = &drafts[12..];
     let mean = tail.iter().sum::<Real>() / tail.len() as Real;
     assert!((mean - expected).abs() < 0.03 * expected, "draft {mean} m, expected {expected} m: {drafts:?}");
@@ -285,11 +282,9 @@ shape.box = { min = [0.2, 0.25, 0.1], max = [0.3, 0.35, 0.3] }
 path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
 "#,
     );
-    let mut driver = Driver::new(World::build(&loaded), Vec::new());
-    let start = driver.world.bodies[0].position;
-    for frame in 1..=24 {
-        driver.advance_frame(24, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
-        let t = frame as Real / 24.0;
+    let start = World::build(&loaded).bodies[0].position;
+    common::each_frame(&loaded, 24, |world, record| {
+        let t = record.time;
         let offset = if t <= 0.25 {
             Vec3::zeros()
         } else if t <= 0.5 {
@@ -297,7 +292,7 @@ path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
         } else {
             Vec3::new(0.3 * (t - 0.5) / 0.5, -0.15, 0.0)
         };
-        let at = driver.world.bodies[0].position;
+        let at = world.bodies[0].position;
         assert!((at - (start + offset)).norm() < 1e-9, "t = {t}: at {at:?}, expected {:?}", start + offset);
-    }
+    });
 }

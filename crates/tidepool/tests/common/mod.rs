@@ -19,12 +19,22 @@ pub fn scenes_dir() -> PathBuf {
 
 /// Runs `frames` frames without writing files and returns the records (frame 0 first).
 pub fn simulate(loaded: &LoadedScene, frames: u32) -> (World, Vec<FrameRecord>) {
+    let mut records = Vec::new();
+    let world = each_frame(loaded, frames, |_, record| records.push(*record));
+    (world, records)
+}
+
+/// Runs `frames` frames without writing files, calling `visit` with the world and the record
+/// after each (frame 0 first); returns the final world.
+pub fn each_frame(loaded: &LoadedScene, frames: u32, mut visit: impl FnMut(&World, &FrameRecord)) -> World {
     let mut driver = Driver::new(World::build(loaded), Vec::new());
-    let mut records = vec![driver.write_current_frame().expect("frame 0")];
+    let first = driver.write_current_frame().expect("frame 0");
+    visit(&driver.world, &first);
     for _ in 0..frames {
-        records.push(driver.advance_frame(frames, &mut |_| {}).unwrap_or_else(|e| panic!("{e}")));
+        let record = driver.advance_frame(frames, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+        visit(&driver.world, &record);
     }
-    (driver.world, records)
+    driver.world
 }
 
 /// A fresh, empty temporary directory for one test.
