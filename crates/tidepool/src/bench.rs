@@ -20,7 +20,7 @@ pub fn run_case(name: &str) -> Option<Value> {
     match name {
         "poisson-128" => Some(poisson(128)),
         "dam-break-128" => Some(scene_case("dam-break-128", DAM_BREAK_128, 0.0, 10)),
-        "buoyancy" => Some(scene_case("buoyancy", BUOYANCY, 0.0, 10)),
+        "buoyancy" => Some(scene_case("buoyancy", &buoyancy_scene(), 0.0, 10)),
         // Timed once the bodies have fallen into the water.
         "pool-of-bodies" => Some(scene_case("pool-of-bodies", POOL_OF_BODIES, 0.5, 10)),
         _ => None,
@@ -75,33 +75,14 @@ resolution = 128
 shape.box = { min = [0.0, 0.0, 0.0], max = [0.5, 0.8, 1.0] }
 "#;
 
-/// The scene of the `buoyancy` case: `scenes/buoyancy.toml` (five balls from cork to steel) on
-/// a 160 x 64 x 32 grid.
-pub const BUOYANCY: &str = r#"
-[simulation]
-frames = 1
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [1.6, 0.64, 0.32]
-resolution = 160
-[[liquid.region]]
-shape.box = { min = [0.0, 0.0, 0.0], max = [1.6, 0.45, 0.32] }
-[[body]]
-shape.sphere = { center = [0.2, 0.2, 0.16], radius = 0.08 }
-density = 250.0
-[[body]]
-shape.sphere = { center = [0.5, 0.2, 0.16], radius = 0.08 }
-density = 750.0
-[[body]]
-shape.sphere = { center = [0.8, 0.2, 0.16], radius = 0.08 }
-density = 1000.0
-[[body]]
-shape.sphere = { center = [1.1, 0.2, 0.16], radius = 0.08 }
-density = 2000.0
-[[body]]
-shape.sphere = { center = [1.4, 0.2, 0.16], radius = 0.08 }
-density = 7800.0
-"#;
+/// The scene of the `buoyancy` case: `scenes/buoyancy.toml` (five balls from cork to steel)
+/// at 160 cells along x: 160 x 64 x 32.
+pub fn buoyancy_scene() -> String {
+    const SCENE: &str = include_str!("../../../scenes/buoyancy.toml");
+    let at_64 = "resolution = 64";
+    assert!(SCENE.contains(at_64), "scenes/buoyancy.toml sets {at_64}");
+    SCENE.replacen(at_64, "resolution = 160", 1)
+}
 
 /// The scene of the `pool-of-bodies` case: `scenes/pool_of_bodies.toml` (24 bodies).
 pub const POOL_OF_BODIES: &str = include_str!("../../../scenes/pool_of_bodies.toml");
