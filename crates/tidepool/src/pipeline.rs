@@ -4,12 +4,17 @@
 //!    the level set extended into obstacles and bodies;
 //! 2. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
 //! 3. sources: emitter regions become liquid with the emitter velocity;
-//! 4. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies; kinematic bodies
-//!    on a path take the velocity that brings them onto it at the end of the substep;
+//! 4. collisions with restitution between bodies and with the static world on the bodies'
+//!    time-n velocities; gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the
+//!    bodies; kinematic bodies on a path take the velocity that brings them onto it at the end
+//!    of the substep;
 //! 5. the coupled projection (ghost-fluid free surface, cut-cell obstacles, bodies through their
-//!    face impulses: see [`crate::coupling`]), velocity extension into the air and the
-//!    free-slip constraint at obstacles;
-//! 6. bodies: collisions and contact with each other and the static world, then positions;
+//!    face impulses: see [`crate::coupling`]);
+//! 6. bodies: contact with each other and the static world; where any body touches, the
+//!    liquid is projected again with the bodies' velocities after contact prescribed (the
+//!    second coupled solve of Lu, Jin, Fedkiw sec. 6, here only where contact acted), so the
+//!    liquid moves with a body the floor has stopped; then velocity extension and the bodies'
+//!    positions;
 //! 7. checks: a non-finite value or a speed above `simulation.max_speed` is a blow-up.
 
 use crate::fluids::eulerian::projection::ProjectionReport;
@@ -85,6 +90,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     lap(&mut timings.velocity_advection);
     liquid.apply_sources(&grid, &world.solids, &world.sources, world.clock.time);
     let gravity = world.settings.gravity;
+    rigid::collide(&mut world.bodies, &world.body_statics, dt, &(dt * gravity));
     liquid.add_gravity(&gravity, dt);
     for body in world.bodies.iter_mut() {
         if body.is_dynamic() {
@@ -94,12 +100,18 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     }
     lap(&mut timings.forces);
     let mut coupled: Vec<&mut dyn CoupledSolid> = world.bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).collect();
-    let (valid, coupling) = liquid.project(&grid, &world.solids, dt, &mut coupled);
+    let (mut valid, coupling) = liquid.project(&grid, &world.solids, dt, &mut coupled);
     lap(&mut timings.projection);
+    if rigid::contact(&mut world.bodies, &world.body_statics, dt) {
+        lap(&mut timings.bodies);
+        let held: Vec<&dyn CoupledSolid> = world.bodies.iter().map(|b| b as &dyn CoupledSolid).collect();
+        valid = world.liquid.project_held(&grid, &world.solids, dt, &held);
+        lap(&mut timings.projection);
+    }
     let layers = world.settings.cfl.ceil() as usize + 4;
-    liquid.extend_velocity(&grid, &world.solids, valid, layers);
+    world.liquid.extend_velocity(&grid, &world.solids, valid, layers);
     lap(&mut timings.extrapolation);
-    rigid::advance(&mut world.bodies, &world.body_statics, dt);
+    rigid::advance_poses(&mut world.bodies, dt);
     lap(&mut timings.bodies);
     let liquid = &world.liquid;
     world.clock.time += dt;

@@ -7,7 +7,7 @@
 pub mod particles;
 pub mod projection;
 
-use crate::coupling::{self, CoupledSolid, CouplingReport};
+use crate::coupling::{self, CoupledSolid, CouplingReport, Held};
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
@@ -256,6 +256,21 @@ impl LevelSetLiquid {
     pub fn project(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
         let volume = self.volume_without_solids(grid, solids);
         let divergence = self.volume.update(volume, dt);
+        let (valid, report) = self.solve(grid, solids, dt, divergence, bodies);
+        self.volume.target -= self.outflow(grid, solids) * dt;
+        (valid, report)
+    }
+
+    /// Projects the velocity again with the bodies' velocities prescribed: after contact has
+    /// changed them, the liquid is made to move with them again (the bodies take no impulse
+    /// back: what holds them is the contact). Same divergence as the step's projection.
+    pub fn project_held(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &[&dyn CoupledSolid]) -> [Array3<bool>; 3] {
+        let mut held: Vec<Held> = bodies.iter().map(|b| Held(*b)).collect();
+        let mut held: Vec<&mut dyn CoupledSolid> = held.iter_mut().map(|h| h as &mut dyn CoupledSolid).collect();
+        self.solve(grid, solids, dt, self.volume.divergence, &mut held).0
+    }
+
+    fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
         let (valid, report) = coupling::project(
             grid,
             &self.phi,
@@ -269,7 +284,6 @@ impl LevelSetLiquid {
             bodies,
         );
         self.last_projection = report.projection;
-        self.volume.target -= self.outflow(grid, solids) * dt;
         (valid, report)
     }
 
@@ -442,8 +456,8 @@ pub fn estimate_memory_bytes(grid: &Grid, particles_per_cell: usize, with_bodies
     let cells = grid.cell_count();
     let [nx, _, nz] = grid.dims;
     let band_cells = (2.0 * particles::BAND) as usize * nx * nz;
-    // With bodies: their distance at cells (8 bytes), the coupled solve's map of solid cells
-    // (16) and its preconditioner's copy of the pressure matrix (56).
-    let bodies = if with_bodies { 80 } else { 0 };
+    // With bodies: their distance at cells (8 bytes) and the coupled solve's index of the dual
+    // cells they reach, one per face (12).
+    let bodies = if with_bodies { 20 } else { 0 };
     cells * (232 + bodies) + band_cells * particles_per_cell * std::mem::size_of::<MarkerParticle>()
 }

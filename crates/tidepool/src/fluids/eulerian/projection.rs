@@ -44,6 +44,10 @@ pub(crate) enum Across {
     Unknown,
     /// Zero pressure a fraction `theta` of the way to the neighbour's centre.
     Dirichlet(Real),
+    /// A face a moving solid reaches into: its flux counts in the divergence, but its
+    /// velocity is one of the coupled solve's constraints ([`crate::coupling`]), so it adds
+    /// nothing to the pressure block and its velocity is not updated here.
+    Coupled,
 }
 
 /// The cell across face `(axis, side)` of cell `c`, if inside the domain.
@@ -87,8 +91,8 @@ pub fn liquid_cells(phi: &Array3<Real>, solids: &StaticSolids) -> Array3<bool> {
 
 /// The free-surface classification of the liquid solve: liquid neighbours are unknowns, air
 /// and open domain sides are ghost-fluid Dirichlet conditions.
-pub(crate) fn liquid_neighbour<'a>(phi: &'a Array3<Real>, liquid: &'a Array3<bool>) -> impl Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync + 'a {
-    move |c, n| match n {
+pub(crate) fn liquid_neighbour<'a>(phi: &'a Array3<Real>, liquid: &'a Array3<bool>) -> impl Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync + 'a {
+    move |c, _, _, n| match n {
         Some(n) if liquid.get(n[0], n[1], n[2]) => Across::Unknown,
         Some(n) => Across::Dirichlet(theta(phi.get(c[0], c[1], c[2]), phi.get(n[0], n[1], n[2]))),
         // An open domain side: zero pressure on the boundary face, half a cell away.
@@ -100,7 +104,7 @@ pub(crate) fn liquid_neighbour<'a>(phi: &'a Array3<Real>, liquid: &'a Array3<boo
 /// plus `divergence * dx` (a uniform target divergence in 1/s).
 pub(crate) fn assemble_with<F>(grid: &Grid, solids: &StaticSolids, velocity: &MacVelocity, unknown: &Array3<bool>, divergence: Real, classify: F) -> (Stencil7, Vec<Real>)
 where
-    F: Fn([usize; 3], Option<[usize; 3]>) -> Across,
+    F: Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across,
 {
     let mut a = Stencil7::zeros(grid.dims);
     let mut b = vec![0.0; grid.cell_count()];
@@ -119,7 +123,7 @@ where
                 }
                 let outward = if side == 1 { 1.0 } else { -1.0 };
                 b[c] -= outward * open * velocity.faces[axis].get(f[0], f[1], f[2]);
-                match classify(idx, across(grid, idx, axis, side)) {
+                match classify(idx, axis, side, across(grid, idx, axis, side)) {
                     Across::Unknown => {
                         a.diag[c] += open;
                         if side == 1 {
@@ -127,6 +131,7 @@ where
                         }
                     }
                     Across::Dirichlet(theta) => a.diag[c] += open / theta,
+                    Across::Coupled => {}
                 }
             }
         }
@@ -190,10 +195,10 @@ pub(crate) fn floating_regions(a: &Stencil7, unknown: &Array3<bool>) -> Vec<Vec<
 }
 
 /// Subtracts the gradient of `q` from the faces of unknown cells (ghost values at Dirichlet
-/// neighbours). Returns which faces changed.
+/// neighbours), except coupled faces. Returns which faces changed.
 pub(crate) fn apply_gradient<F>(grid: &Grid, solids: &StaticSolids, velocity: &mut MacVelocity, q: &Array3<Real>, unknown: &Array3<bool>, classify: F) -> [Array3<bool>; 3]
 where
-    F: Fn([usize; 3], Option<[usize; 3]>) -> Across + Sync,
+    F: Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync,
 {
     [0, 1, 2].map(|axis| {
         let faces = &mut velocity.faces[axis];
@@ -213,13 +218,14 @@ where
             let q_at = |c: [usize; 3]| q.get(c[0], c[1], c[2]);
             // Pressure difference (upper - lower) across the face.
             let jump = match (is_unknown(lower), is_unknown(upper)) {
-                (true, true) => q_at(upper?) - q_at(lower?),
-                (true, false) => match classify(lower?, upper) {
+                (true, _) => match classify(lower?, axis, 1, upper) {
+                    Across::Unknown => q_at(upper?) - q_at(lower?),
                     Across::Dirichlet(theta) => -q_at(lower?) / theta,
-                    Across::Unknown => unreachable!("an unknown neighbour is an unknown cell"),
+                    Across::Coupled => return None,
                 },
-                (false, true) => match classify(upper?, lower) {
+                (false, true) => match classify(upper?, axis, 0, lower) {
                     Across::Dirichlet(theta) => q_at(upper?) / theta,
+                    Across::Coupled => return None,
                     Across::Unknown => unreachable!("an unknown neighbour is an unknown cell"),
                 },
                 (false, false) => return None,

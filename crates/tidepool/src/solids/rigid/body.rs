@@ -68,6 +68,8 @@ pub struct RigidBody {
     pub samples: Vec<Vec3>,
     /// Mass (kg).
     pub mass: Real,
+    /// Volume of the shape (m^3).
+    pub volume: Real,
     /// Inertia tensor about the centre of mass in the body frame (kg m^2).
     pub inertia: Mat3,
     /// Centre of mass in the world (m).
@@ -103,6 +105,7 @@ impl RigidBody {
             shape: local,
             samples,
             mass: density * properties.volume,
+            volume: properties.volume,
             inertia: density * properties.inertia,
             position: properties.centroid,
             orientation: Quat::identity(),

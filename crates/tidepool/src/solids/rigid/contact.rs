@@ -256,6 +256,18 @@ pub fn collide(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real, kic
     pairs.into_iter().zip(touching).filter_map(|(pair, t)| t.then_some(pair)).collect()
 }
 
+/// The pairs that touch (within the contact margin) at the positions the current velocities
+/// lead to.
+pub fn touching(bodies: &[RigidBody], statics: &StaticGeometry, dt: Real) -> Vec<Pair> {
+    candidate_pairs(bodies, dt)
+        .into_iter()
+        .filter(|&pair| {
+            let margin = CONTACT_MARGIN * bodies[pair.0].bounding_radius;
+            !find_contacts(bodies, statics, pair, margin, &|i| bodies[i].pose_after(dt, &Vec3::zeros())).is_empty()
+        })
+        .collect()
+}
+
 /// Contact phase on the touching `pairs`: sweeps that stop every approaching sample (no
 /// restitution) at the positions the current velocities lead to, then one sweep in the
 /// order of the contact graph's levels (bodies on the static world first, then what rests on

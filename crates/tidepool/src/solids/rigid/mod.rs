@@ -30,12 +30,26 @@ pub fn step(bodies: &mut [RigidBody], statics: &StaticGeometry, gravity: &Vec3, 
     contact::contact(bodies, statics, dt, &touching);
 }
 
-/// Moves `bodies` over `dt` when their velocities already hold the step's forces (gravity and
-/// the liquid's impulses from the coupled solve): collisions and contact with each other and
-/// with `statics`, then the positions and orientations.
-pub fn advance(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real) {
-    let touching = contact::collide(bodies, statics, dt, &Vec3::zeros());
+/// Collisions with restitution for bodies coupled to a liquid, on their time-n velocities
+/// before the step's forces (so that a body resting on the floor does not bounce off what
+/// gravity adds each step): detected at the positions the velocities plus `kick` (the step's
+/// gravity) would reach.
+pub fn collide(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real, kick: &Vec3) {
+    contact::collide(bodies, statics, dt, kick);
+}
+
+/// Contact (inelastic, with friction and shock propagation) for bodies whose velocities
+/// already hold the step's forces (gravity and the liquid's impulses from the coupled solve),
+/// on the pairs that touch at the positions those velocities lead to. Returns whether any
+/// pair touches.
+pub fn contact(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real) -> bool {
+    let touching = contact::touching(bodies, statics, dt);
     contact::contact(bodies, statics, dt, &touching);
+    !touching.is_empty()
+}
+
+/// Moves the bodies' positions and orientations over `dt` with their velocities.
+pub fn advance_poses(bodies: &mut [RigidBody], dt: Real) {
     for body in bodies.iter_mut() {
         body.advance_pose(dt);
     }
