@@ -14,7 +14,15 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
     std::fs::write(&open_mesh, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
     let corrupt = dir.join("corrupt.ply");
     std::fs::write(&corrupt, b"ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\nend_header\n\x01\x02").unwrap();
+    let crossing = dir.join("crossing.obj");
+    let tetrahedron = |o: f64| format!("v {o} {o} {o}\nv {} {o} {o}\nv {o} {} {o}\nv {o} {o} {}\n", o + 1.0, o + 1.0, o + 1.0);
+    std::fs::write(&crossing, format!("{}{}f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\nf 5 7 6\nf 5 6 8\nf 5 8 7\nf 6 7 8\n", tetrahedron(0.0), tetrahedron(0.2))).unwrap();
+    let twisted = dir.join("twisted.obj");
+    std::fs::write(&twisted, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 3 4\n").unwrap();
     let mesh = |path: &Path| format!("{HEAD}\n[[obstacle]]\nshape.mesh = {{ path = \"{}\" }}\n", path.display());
+    let shell = |path: &Path, thickness: f64| {
+        format!("{HEAD}\n[[body]]\nshape.shell = {{ path = \"{}\", thickness = {thickness}, translate = [0.5, 0.5, 0.5], scale = 0.2 }}\ndensity = 500.0\n", path.display())
+    };
     vec![
         ("malformed toml", "[simulation\nframes = 2\n".into(), Some(1), "expected `]`"),
         ("unknown key", "[simulation]\nframez = 2\n".into(), Some(2), "unknown field `framez`"),
@@ -34,6 +42,9 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("missing mesh", mesh(&dir.join("nowhere.obj")), Some(10), "nowhere.obj"),
         ("open mesh", mesh(&open_mesh), Some(10), "must be closed"),
         ("corrupt mesh", mesh(&corrupt), Some(10), "cannot read PLY"),
+        ("self-intersecting mesh", mesh(&crossing), Some(10), "crossing.obj`: the mesh intersects itself"),
+        ("shell thickness", shell(&open_mesh, 0.0), Some(10), "wall thickness"),
+        ("twisted shell", shell(&twisted, 0.05), Some(10), "twisted.obj`: edge between vertices 1 and 2 is used 2 times in the same direction"),
         ("too much memory", HEAD.replace("resolution = 8", "resolution = 20000"), Some(7), "GiB"),
         ("body without mass", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\n"), Some(9), "needs a density"),
         ("body mass and density", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\nmass = 2.0\n"), Some(12), "either density or mass"),

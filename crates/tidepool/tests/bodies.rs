@@ -270,6 +270,87 @@ density = 300.0
     assert!((mean - expected).abs() < 0.03 * expected, "draft {mean} m, expected {expected} m: {drafts:?}");
 }
 
+/// A bowl made of a mesh with thickness (`shape.shell`: the open lower half of a sphere of
+/// radius 0.15 m, a wall 5 cm = 2 cells thick) floats at the draft Archimedes gives: the
+/// submerged cap of its outer sphere (radius 0.175 m) holds its weight of water, and its
+/// hollow stays dry.
+#[test]
+fn shell_bowl_floats_dry_at_its_archimedes_draft() {
+    let (r, t) = (0.15, 0.05);
+    let path = std::env::temp_dir().join(format!("tidepool-bowl-{}.obj", std::process::id()));
+    std::fs::write(&path, bowl_obj(r, 48, 16)).unwrap();
+    let rim = Vec3::new(0.6, 0.37, 0.3);
+    let loaded = load(&format!(
+        r#"
+[simulation]
+frames = 36
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [1.2, 0.6, 0.6]
+resolution = 48
+[[liquid.region]]
+shape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.25, 2.0] }}
+[[body]]
+name = "bowl"
+shape.shell = {{ path = "{}", thickness = {t}, translate = [{}, {}, {}] }}
+density = 250.0
+"#,
+        path.display(),
+        rim.x,
+        rim.y,
+        rim.z
+    ));
+    std::fs::remove_file(&path).unwrap();
+    let bowl = World::build(&loaded).bodies.remove(0);
+    let outer = r + 0.5 * t;
+    let cap = |h: Real| PI * h * h * (3.0 * outer - h) / 3.0;
+    let (mut lo, mut hi) = (0.0, outer);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if cap(mid) * 1000.0 < bowl.mass {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let expected = lo;
+    let (bottom, hollow) = (rim - Vec3::new(0.0, outer, 0.0) - bowl.position, rim - Vec3::new(0.0, r - 0.5 * t - 0.01, 0.0) - bowl.position);
+    let mut drafts = Vec::new();
+    common::each_frame(&loaded, 36, |world, record| {
+        if record.frame == 0 {
+            return;
+        }
+        let pose = world.bodies[0].pose();
+        drafts.push(surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
+        let inside = pose.to_world(&hollow);
+        let phi = world.grid.interpolate(&world.liquid.phi, Location::Cell, &inside);
+        assert!(phi > 0.0, "water in the bowl at {inside:?}");
+    });
+    let tail = &drafts[12..];
+    let mean = tail.iter().sum::<Real>() / tail.len() as Real;
+    assert!((mean - expected).abs() < 0.03 * expected, "draft {mean} m, expected {expected} m: {drafts:?}");
+}
+
+/// An OBJ file of the open lower half of a sphere of radius `r` centred at the origin.
+fn bowl_obj(r: Real, segments: usize, rings: usize) -> String {
+    let mut obj = format!("v 0 {} 0\n", -r);
+    for ring in 1..=rings {
+        let theta = 0.5 * PI * ring as Real / rings as Real;
+        for s in 0..segments {
+            let phi = 2.0 * PI * s as Real / segments as Real;
+            obj += &format!("v {} {} {}\n", r * theta.sin() * phi.cos(), -r * theta.cos(), r * theta.sin() * phi.sin());
+        }
+    }
+    let at = |ring: usize, s: usize| 2 + (ring - 1) * segments + s % segments;
+    for s in 0..segments {
+        obj += &format!("f 1 {} {}\n", at(1, s), at(1, s + 1));
+        for ring in 1..rings {
+            obj += &format!("f {} {} {}\nf {} {} {}\n", at(ring, s), at(ring + 1, s), at(ring + 1, s + 1), at(ring, s), at(ring + 1, s + 1), at(ring, s + 1));
+        }
+    }
+    obj
+}
+
 /// A kinematic body on a path is where its keyframes put it, interpolated linearly, at every
 /// frame, whatever the water does.
 #[test]

@@ -301,8 +301,8 @@ impl CoupledFace {
     }
 }
 
-/// The coupled faces: every face whose dual cell a solid reaches, with open area and liquid on
-/// at least one side, unless the solid fills it and no pressure unknown borders it.
+/// The coupled faces: every face whose dual cell a solid reaches, with open area and a
+/// pressure unknown on at least one side, or liquid on both.
 fn coupled_faces(grid: &Grid, phi: &Array3<Real>, static_solids: &StaticSolids, liquid: &Array3<bool>, unknown: &Array3<bool>, dual: &DualCells) -> Vec<CoupledFace> {
     let free_surface = liquid_neighbour(phi, liquid);
     dual.cut
@@ -322,13 +322,19 @@ fn coupled_faces(grid: &Grid, phi: &Array3<Real>, static_solids: &StaticSolids, 
             let is = |a: &Array3<bool>, c: Option<[usize; 3]>| c.is_some_and(|c| a.get(c[0], c[1], c[2]));
             let unknown_entry = |c: Option<[usize; 3]>, sign: Real| is(unknown, c).then(|| (unknown.index(c.unwrap()[0], c.unwrap()[1], c.unwrap()[2]), sign));
             let cells = [unknown_entry(lower, 1.0), unknown_entry(upper, -1.0)];
+            let both_liquid = is(liquid, lower) && is(liquid, upper);
             let theta = match (is(liquid, lower), is(liquid, upper)) {
                 (true, true) => 1.0,
                 (true, false) => theta_of(free_surface(lower?, axis, 1, upper)),
                 (false, true) => theta_of(free_surface(upper?, axis, 0, lower)),
                 (false, false) => return None,
             };
-            if cut.fraction >= 1.0 && cells.iter().all(Option::is_none) {
+            // Without a pressure unknown beside it, the face holds liquid that moves with the
+            // solid only between two liquid cells (around a submerged body). Next to air its
+            // liquid cell is one inside the solid, liquid only by the level set's extension into
+            // solids: the rest of the dual cell is air (a boat's dry hollow).
+            let unknown_beside = cells.iter().any(Option::is_some);
+            if !unknown_beside && (cut.fraction >= 1.0 || !both_liquid) {
                 return None;
             }
             let mass = open * theta * (1.0 - cut.fraction).max(FLUID_MIN);

@@ -9,8 +9,20 @@ use std::path::Path;
 /// Reads a closed triangle mesh (`.obj` or `.ply`, ASCII or binary), triangulating polygons and
 /// orienting it outwards. The error says what is wrong, without the path (the caller adds it).
 pub fn read_closed_mesh(path: &Path) -> Result<TriMesh, String> {
+    let mut mesh = read_mesh(path)?;
+    mesh.check_closed().map_err(|e| format!("the mesh must be closed to have an inside: {e}"))?;
+    if mesh.signed_volume() < 0.0 {
+        mesh.flip();
+    }
+    Ok(mesh)
+}
+
+/// Reads a triangle mesh (`.obj` or `.ply`, ASCII or binary), open or closed, triangulating
+/// polygons; checks that it has triangles, valid vertex indices and finite coordinates, and
+/// does not intersect itself.
+pub fn read_mesh(path: &Path) -> Result<TriMesh, String> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    let mut mesh = match ext.as_deref() {
+    let mesh = match ext.as_deref() {
         Some("obj") => read_obj(path)?,
         Some("ply") => read_ply(path)?,
         _ => return Err("expected a mesh file ending in .obj or .ply".into()),
@@ -25,9 +37,8 @@ pub fn read_closed_mesh(path: &Path) -> Result<TriMesh, String> {
     if mesh.vertices.iter().any(|v| !v.iter().all(|c| c.is_finite())) {
         return Err("a vertex coordinate is not a finite number".into());
     }
-    mesh.check_closed().map_err(|e| format!("the mesh must be closed to have an inside: {e}"))?;
-    if mesh.signed_volume() < 0.0 {
-        mesh.flip();
+    if let Some((t, u)) = mesh.find_self_intersection() {
+        return Err(format!("the mesh intersects itself: triangles {t} and {u} (counting from 0) cross"));
     }
     Ok(mesh)
 }

@@ -1,5 +1,5 @@
 //! The one adapter to `parry3d-f64` (whose math types are glam's): signed distance to a closed
-//! triangle mesh.
+//! triangle mesh, unsigned distance to any.
 
 use super::TriMesh;
 use crate::math::{Real, Vec3};
@@ -19,6 +19,8 @@ fn from_parry(v: PVec) -> Vec3 {
 /// bounding-volume hierarchy and angle-weighted pseudo-normals for the inside test.
 pub struct MeshDistance {
     mesh: ParryTriMesh,
+    /// Whether the mesh is closed and oriented, so that points have an inside.
+    signed: bool,
 }
 
 impl std::fmt::Debug for MeshDistance {
@@ -32,15 +34,22 @@ impl MeshDistance {
     pub fn new(mesh: &TriMesh) -> Result<Self, String> {
         let vertices = mesh.vertices.iter().map(to_parry).collect();
         ParryTriMesh::with_flags(vertices, mesh.triangles.clone(), TriMeshFlags::ORIENTED)
-            .map(|mesh| MeshDistance { mesh })
+            .map(|mesh| MeshDistance { mesh, signed: true })
             .map_err(|e| e.to_string())
     }
 
-    /// Signed distance from `p` to the surface.
+    /// Builds the query structure for unsigned distances to any triangle mesh, open or closed.
+    pub fn unsigned(mesh: &TriMesh) -> Result<Self, String> {
+        let vertices = mesh.vertices.iter().map(to_parry).collect();
+        ParryTriMesh::new(vertices, mesh.triangles.clone()).map(|mesh| MeshDistance { mesh, signed: false }).map_err(|e| e.to_string())
+    }
+
+    /// Signed distance from `p` to the surface (for a mesh built with [`MeshDistance::unsigned`],
+    /// the distance).
     pub fn signed_distance(&self, p: &Vec3) -> Real {
         let projection = self.mesh.project_local_point(to_parry(p), false);
         let d = (from_parry(projection.point) - p).norm();
-        if projection.is_inside {
+        if self.signed && projection.is_inside {
             -d
         } else {
             d

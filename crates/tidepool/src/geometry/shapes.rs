@@ -1,6 +1,6 @@
-//! Implicit shapes: boxes, spheres, capped cylinders, capsules, tori and closed triangle meshes,
-//! with exact signed distances (negative inside), triangulated surfaces for previews and caches,
-//! and mass properties.
+//! Implicit shapes: boxes, spheres, capped cylinders, capsules, tori, closed triangle meshes
+//! and thin-walled shells around (possibly open) triangle meshes, with exact signed distances
+//! (negative inside), triangulated surfaces for previews and caches, and mass properties.
 
 use super::{MeshDistance, TriMesh};
 use crate::math::{Mat3, Real, Vec3};
@@ -26,6 +26,9 @@ pub enum Shape {
     OpenBox { min: Vec3, max: Vec3, wall: Real },
     /// The inside of a closed triangle mesh (already placed in world space).
     Mesh { surface: Arc<TriMesh>, distance: Arc<MeshDistance> },
+    /// A thin wall: the points within `thickness / 2` of a triangle mesh, which may be open (a
+    /// hull, a cup) — its mid-surface, already placed in world space.
+    Shell { surface: Arc<TriMesh>, distance: Arc<MeshDistance>, thickness: Real },
 }
 
 impl Shape {
@@ -33,6 +36,13 @@ impl Shape {
     pub fn mesh(surface: TriMesh) -> Result<Shape, String> {
         let distance = MeshDistance::new(&surface)?;
         Ok(Shape::Mesh { surface: Arc::new(surface), distance: Arc::new(distance) })
+    }
+
+    /// Builds a shell of `thickness` around `surface` (open or closed, consistently oriented).
+    pub fn shell(surface: TriMesh, thickness: Real) -> Result<Shape, String> {
+        surface.boundary_edges()?;
+        let distance = MeshDistance::unsigned(&surface)?;
+        Ok(Shape::Shell { surface: Arc::new(surface), distance: Arc::new(distance), thickness })
     }
 
     /// Signed distance from `p` to the boundary: negative inside, positive outside.
@@ -77,6 +87,7 @@ impl Shape {
                 outer.max(-inside)
             }
             Shape::Mesh { distance, .. } => distance.signed_distance(p),
+            Shape::Shell { distance, thickness, .. } => distance.signed_distance(p) - 0.5 * thickness,
         }
     }
 
@@ -99,6 +110,10 @@ impl Shape {
             }
             Shape::OpenBox { min, max, .. } => (*min, *max),
             Shape::Mesh { surface, .. } => surface.bounds().unwrap_or((Vec3::zeros(), Vec3::zeros())),
+            Shape::Shell { surface, thickness, .. } => {
+                let (lo, hi) = surface.bounds().unwrap_or((Vec3::zeros(), Vec3::zeros()));
+                (lo.add_scalar(-0.5 * thickness), hi.add_scalar(0.5 * thickness))
+            }
         }
     }
 
@@ -112,6 +127,7 @@ impl Shape {
             Shape::Torus { center, axis, major, minor } => torus_mesh(center, axis, *major, *minor, 48, 16),
             Shape::OpenBox { min, max, wall } => open_box_mesh(min, max, *wall),
             Shape::Mesh { surface, .. } => (**surface).clone(),
+            Shape::Shell { surface, thickness, .. } => shell_mesh(surface, *thickness),
         }
     }
 
@@ -131,6 +147,12 @@ impl Shape {
                 moved.vertices.iter_mut().for_each(|v| *v += offset);
                 let distance = MeshDistance::new(&moved).expect("a translated valid mesh stays valid");
                 Shape::Mesh { surface: Arc::new(moved), distance: Arc::new(distance) }
+            }
+            Shape::Shell { surface, thickness, .. } => {
+                let mut moved = (**surface).clone();
+                moved.vertices.iter_mut().for_each(|v| *v += offset);
+                let distance = MeshDistance::unsigned(&moved).expect("a translated valid mesh stays valid");
+                Shape::Shell { surface: Arc::new(moved), distance: Arc::new(distance), thickness: *thickness }
             }
         }
     }
@@ -206,8 +228,56 @@ impl Shape {
                 outer.minus(&inside)
             }
             Shape::Mesh { surface, .. } => surface.mass_properties(),
+            Shape::Shell { surface, thickness, .. } => shell_mass_properties(surface, *thickness),
         }
     }
+}
+
+/// Mass properties of a thin wall of `thickness` around the mid-surface `surface`: the points
+/// within `t/2` of it, a layer over its triangles and half a round rod along its open edges.
+/// Integrated as volume `A t` with first and second moments `t ∫ x dA`, `t ∫ x xᵀ dA`
+/// (`∫ x xᵀ dA = A/12 (a aᵀ + b bᵀ + c cᵀ + s sᵀ)` over a triangle with corners `a, b, c` and
+/// `s = a + b + c`), plus the rods as weighted segments (cross-section `π t²/8`,
+/// `∫ x xᵀ dl = L/6 (2 a aᵀ + 2 b bᵀ + a bᵀ + b aᵀ)`). Exact as the thickness goes to zero; a
+/// flat plate's moments lack the `t²/12` of its thickness.
+fn shell_mass_properties(surface: &TriMesh, thickness: Real) -> MassProperties {
+    let (mut volume, mut first, mut second) = (0.0, Vec3::zeros(), Mat3::zeros());
+    for t in &surface.triangles {
+        let [a, b, c] = t.map(|i| surface.vertices[i as usize]);
+        let dv = 0.5 * (b - a).cross(&(c - a)).norm() * thickness;
+        let sum = a + b + c;
+        volume += dv;
+        first += sum * (dv / 3.0);
+        second += (a * a.transpose() + b * b.transpose() + c * c.transpose() + sum * sum.transpose()) * (dv / 12.0);
+    }
+    let rod = PI * thickness * thickness / 8.0;
+    for (i, j) in surface.boundary_edges().expect("a shell's surface was checked when it was built") {
+        let (a, b) = (surface.vertices[i as usize], surface.vertices[j as usize]);
+        let dv = rod * (b - a).norm();
+        volume += dv;
+        first += (a + b) * (dv / 2.0);
+        second += (2.0 * a * a.transpose() + 2.0 * b * b.transpose() + a * b.transpose() + b * a.transpose()) * (dv / 6.0);
+    }
+    let centroid = first / volume;
+    let central = second - centroid * centroid.transpose() * volume;
+    MassProperties { volume, centroid, inertia: Mat3::identity() * central.trace() - central }
+}
+
+/// The closed surface of a shell: the mid-surface moved half the thickness out and in along
+/// its vertex normals (the inner copy turned inside out), its open edges joined by a strip.
+fn shell_mesh(surface: &TriMesh, thickness: Real) -> TriMesh {
+    let n = surface.vertices.len() as u32;
+    let normals = surface.vertex_normals();
+    let half = 0.5 * thickness;
+    let mut mesh = TriMesh {
+        vertices: surface.vertices.iter().zip(&normals).map(|(v, n)| v + half * n).chain(surface.vertices.iter().zip(&normals).map(|(v, n)| v - half * n)).collect(),
+        triangles: surface.triangles.iter().flat_map(|&[a, b, c]| [[a, b, c], [a + n, c + n, b + n]]).collect(),
+    };
+    for (a, b) in surface.boundary_edges().expect("a shell's surface was checked when it was built") {
+        mesh.triangles.push([b, a, a + n]);
+        mesh.triangles.push([b, a + n, b + n]);
+    }
+    mesh
 }
 
 /// The hollow of an open box: `wall` in from the sides and the bottom, up to the top.
@@ -463,5 +533,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The open lower half of a sphere mesh: a bowl's mid-surface.
+    fn bowl(radius: Real) -> TriMesh {
+        let sphere = sphere_mesh(&Vec3::zeros(), radius, 96, 64);
+        let below = |t: &[u32; 3]| t.iter().all(|&i| sphere.vertices[i as usize].y <= 1e-12);
+        TriMesh { triangles: sphere.triangles.iter().copied().filter(below).collect(), vertices: sphere.vertices }
+    }
+
+    /// A thin wall around a mesh: its distance, its closed surface and its mass properties
+    /// against closed forms — a flat plate (the volume of all points within `t/2` of a
+    /// rectangle is `A t + π P t²/8 + π t³/6`, Steiner's formula with perimeter `P`; its
+    /// inertia in the thin limit), a hemispherical bowl within its faceting.
+    #[test]
+    fn shells_match_closed_forms() {
+        let rectangle = TriMesh { vertices: vec![Vec3::zeros(), Vec3::new(0.4, 0.0, 0.0), Vec3::new(0.4, 0.0, 0.2), Vec3::new(0.0, 0.0, 0.2)], triangles: vec![[0, 2, 1], [0, 3, 2]] };
+        let (area, perimeter) = (0.08, 1.2);
+        let t = 0.01;
+        let plate = Shape::shell(rectangle.clone(), t).unwrap();
+        let m = plate.mass_properties();
+        let steiner = area * t + PI * perimeter * t * t / 8.0 + PI * t.powi(3) / 6.0;
+        assert!((m.volume - steiner).abs() <= PI * t.powi(3) / 6.0 + 1e-15, "volume {} vs {steiner}", m.volume);
+        assert!((m.centroid - Vec3::new(0.2, 0.0, 0.1)).norm() < 1e-15);
+        assert!((plate.signed_distance(&Vec3::new(0.2, 0.0, 0.1)) + 0.5 * t).abs() < 1e-15);
+        assert!((plate.signed_distance(&Vec3::new(0.2, 0.3, 0.1)) - (0.3 - 0.5 * t)).abs() < 1e-12);
+        let thin = Shape::shell(rectangle, 1e-5).unwrap().mass_properties();
+        let normal_axis = thin.volume * (0.4 * 0.4 + 0.2 * 0.2) / 12.0;
+        assert!((thin.inertia[(1, 1)] / normal_axis - 1.0).abs() < 1e-3, "about the normal: {} vs {normal_axis}", thin.inertia[(1, 1)]);
+
+        let t = 0.01;
+        let r = 0.15;
+        let bowl = Shape::shell(bowl(r), t).unwrap();
+        let m = bowl.mass_properties();
+        // A hemispherical shell (area 2 pi r^2, centroid r/2 below the rim's centre, inertia
+        // about its axis (2/3) r^2 per volume) and the rim's half rod (at the rim, r^2).
+        let (wall, rim) = (2.0 * PI * r * r * t, PI * t * t / 8.0 * 2.0 * PI * r);
+        assert!((m.volume / (wall + rim) - 1.0).abs() < 2e-3, "volume {} vs {}", m.volume, wall + rim);
+        let centroid = -0.5 * r * wall / (wall + rim);
+        assert!((m.centroid - Vec3::new(0.0, centroid, 0.0)).norm() < 1e-3 * r, "centroid {:?} vs {centroid}", m.centroid);
+        assert!((m.inertia[(1, 1)] / ((2.0 / 3.0 * wall + rim) * r * r) - 1.0).abs() < 2e-3);
+        // Inside the wall, in the hollow, and outside below it.
+        assert!((bowl.signed_distance(&Vec3::new(0.0, -r, 0.0)) + 0.5 * t).abs() < 1e-4);
+        assert!((bowl.signed_distance(&Vec3::new(0.0, -0.5 * r, 0.0)) - (0.5 * r - 0.5 * t)).abs() < 1e-4);
+        assert!((bowl.signed_distance(&Vec3::new(0.0, -1.5 * r, 0.0)) - (0.5 * r - 0.5 * t)).abs() < 1e-4);
+        // The wall's surface (its rim cut flat) is closed, and holds the wall's volume.
+        let surface = bowl.surface_mesh();
+        surface.check_closed().unwrap();
+        assert!((surface.signed_volume() / wall - 1.0).abs() < 0.01, "surface volume {} vs {wall}", surface.signed_volume());
     }
 }

@@ -87,25 +87,113 @@ impl TriMesh {
     /// Checks that the mesh is closed and consistently oriented: every directed edge `(a, b)`
     /// is matched by exactly one `(b, a)`. Returns a description of the first defect.
     pub fn check_closed(&self) -> Result<(), String> {
+        match self.boundary_edges()?.first() {
+            Some((a, b)) => Err(format!("edge between vertices {a} and {b} belongs to only one triangle (the mesh has a hole)")),
+            None => Ok(()),
+        }
+    }
+
+    /// Two triangles that cross (an edge of one passes through the other), not counting
+    /// triangles that share a vertex; `None` when the mesh does not intersect itself. Only
+    /// triangles binned into a common cell of a uniform grid (cells the size of the mean
+    /// triangle's bounding box) are tested against each other. Triangles that only touch, or
+    /// overlap in a common plane, are not reported.
+    pub fn find_self_intersection(&self) -> Option<(usize, usize)> {
+        let corners = |t: &[u32; 3]| t.map(|i| self.vertices[i as usize]);
+        let boxes: Vec<(Vec3, Vec3)> = self.triangles.iter().map(|t| {
+            let [a, b, c] = corners(t);
+            (a.inf(&b).inf(&c), a.sup(&b).sup(&c))
+        }).collect();
+        let mean = boxes.iter().map(|(lo, hi)| (hi - lo).norm()).sum::<Real>() / boxes.len().max(1) as Real;
+        if mean <= 0.0 {
+            return None;
+        }
+        let cell = |x: &Vec3| x.map(|v| (v / mean).floor() as i64);
+        let mut bins: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
+        for (t, (lo, hi)) in boxes.iter().enumerate() {
+            let (a, b) = (cell(lo), cell(hi));
+            for i in a.x..=b.x {
+                for j in a.y..=b.y {
+                    for k in a.z..=b.z {
+                        bins.entry([i, j, k]).or_default().push(t);
+                    }
+                }
+            }
+        }
+        let crosses = |t: usize, u: usize| {
+            let (p, q) = (corners(&self.triangles[t]), corners(&self.triangles[u]));
+            (0..3).any(|e| segment_crosses_triangle(&p[e], &p[(e + 1) % 3], &q)) || (0..3).any(|e| segment_crosses_triangle(&q[e], &q[(e + 1) % 3], &p))
+        };
+        let mut pairs: Vec<(usize, usize)> = bins
+            .values()
+            .flat_map(|members| members.iter().enumerate().flat_map(move |(n, &t)| members[n + 1..].iter().map(move |&u| (t.min(u), t.max(u)))))
+            .filter(|&(t, u)| !self.triangles[t].iter().any(|v| self.triangles[u].contains(v)))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs.into_iter().find(|&(t, u)| crosses(t, u))
+    }
+
+    /// The edges of the mesh's holes, `(a, b)` as their one triangle runs them, sorted; an
+    /// error if an edge is used twice in the same direction (non-manifold or inconsistently
+    /// oriented triangles).
+    pub fn boundary_edges(&self) -> Result<Vec<(u32, u32)>, String> {
         let mut directed: HashMap<(u32, u32), u32> = HashMap::new();
         for t in &self.triangles {
             for e in 0..3 {
                 *directed.entry((t[e], t[(e + 1) % 3])).or_default() += 1;
             }
         }
-        for (&(a, b), &count) in &directed {
-            if count > 1 {
-                return Err(format!(
-                    "edge between vertices {a} and {b} is used {count} times in the same direction \
-                     (non-manifold or inconsistently oriented triangles)"
-                ));
-            }
-            if !directed.contains_key(&(b, a)) {
-                return Err(format!(
-                    "edge between vertices {a} and {b} belongs to only one triangle (the mesh has a hole)"
-                ));
-            }
+        if let Some((&(a, b), count)) = directed.iter().find(|(_, &count)| count > 1) {
+            return Err(format!(
+                "edge between vertices {a} and {b} is used {count} times in the same direction \
+                 (non-manifold or inconsistently oriented triangles)"
+            ));
         }
-        Ok(())
+        let mut open: Vec<(u32, u32)> = directed.keys().filter(|&&(a, b)| !directed.contains_key(&(b, a))).copied().collect();
+        open.sort_unstable();
+        Ok(open)
+    }
+}
+
+/// Whether the segment from `a` to `b` passes through the inside of triangle `t` (end points
+/// and the triangle's edges excluded, up to a relative tolerance).
+fn segment_crosses_triangle(a: &Vec3, b: &Vec3, t: &[Vec3; 3]) -> bool {
+    const EPS: Real = 1e-9;
+    let (e1, e2, d) = (t[1] - t[0], t[2] - t[0], b - a);
+    let p = d.cross(&e2);
+    let det = e1.dot(&p);
+    if det.abs() <= EPS * e1.norm() * e2.norm() * d.norm() {
+        return false;
+    }
+    let s = a - t[0];
+    let u = s.dot(&p) / det;
+    let q = s.cross(&e1);
+    let v = d.dot(&q) / det;
+    let along = e2.dot(&q) / det;
+    u > EPS && v > EPS && u + v < 1.0 - EPS && along > EPS && along < 1.0 - EPS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::Shape;
+
+    /// The closed surfaces of a ball and a torus do not intersect themselves; a
+    /// triangle pierced by another does, and sharing an edge or a vertex is not crossing.
+    #[test]
+    fn self_intersections_are_found() {
+        let ball = Shape::Sphere { center: Vec3::zeros(), radius: 1.0 }.surface_mesh();
+        let torus = Shape::Torus { center: Vec3::zeros(), axis: Vec3::y(), major: 1.0, minor: 0.3 }.surface_mesh();
+        for mesh in [ball, torus] {
+            assert_eq!(mesh.find_self_intersection(), None);
+        }
+        let pierced = TriMesh {
+            vertices: vec![Vec3::zeros(), Vec3::x(), Vec3::y(), Vec3::new(0.2, 0.2, -1.0), Vec3::new(0.2, 0.2, 1.0), Vec3::new(0.3, 0.3, 1.0)],
+            triangles: vec![[0, 1, 2], [3, 4, 5]],
+        };
+        assert_eq!(pierced.find_self_intersection(), Some((0, 1)));
+        let fan = TriMesh { vertices: vec![Vec3::zeros(), Vec3::x(), Vec3::y(), Vec3::z()], triangles: vec![[0, 1, 2], [0, 2, 3], [0, 3, 1]] };
+        assert_eq!(fan.find_self_intersection(), None);
     }
 }

@@ -330,6 +330,18 @@ pub enum ShapeSpec {
         #[serde(default)]
         translate: [f64; 3],
     },
+    /// A thin wall `thickness` thick around a triangle mesh from an OBJ or PLY file, which may be
+    /// open (a hull, a cup); placed like `mesh`.
+    Shell {
+        path: String,
+        thickness: f64,
+        #[serde(default = "one")]
+        scale: f64,
+        #[serde(default)]
+        rotate: [f64; 3],
+        #[serde(default)]
+        translate: [f64; 3],
+    },
 }
 
 fn one() -> f64 {

@@ -312,15 +312,13 @@ fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, Sce
             Ok(Shape::OpenBox { min: lo, max: hi, wall: *wall })
         }
         ShapeSpec::Mesh { path, scale, rotate, translate } => {
-            cx.positive(*scale, &format!("{key}.mesh.scale"), "scale factor")?;
-            cx.finite3(rotate, &format!("{key}.mesh.rotate"))?;
-            cx.finite3(translate, &format!("{key}.mesh.translate"))?;
-            let file = cx.base_dir.join(path);
-            let path_key = format!("{key}.mesh.path");
-            let mut mesh = mesh_io::read_closed_mesh(&file)
-                .map_err(|e| cx.error(&path_key, format!("mesh `{}`: {e}", file.display())))?;
-            place(&mut mesh, *scale, rotate, translate);
-            Shape::mesh(mesh).map_err(|e| cx.error(&path_key, format!("mesh `{}`: {e}", file.display())))
+            let placement = Placement { key: format!("{key}.mesh"), path, scale: *scale, rotate, translate };
+            placement.build(cx, mesh_io::read_closed_mesh, Shape::mesh)
+        }
+        ShapeSpec::Shell { path, thickness, scale, rotate, translate } => {
+            cx.positive(*thickness, &format!("{key}.shell.thickness"), "wall thickness in m")?;
+            let placement = Placement { key: format!("{key}.shell"), path, scale: *scale, rotate, translate };
+            placement.build(cx, mesh_io::read_mesh, |mesh| Shape::shell(mesh, *thickness))
         }
     }
 }
@@ -375,6 +373,37 @@ fn segment(from: &[f64; 3], to: &[f64; 3], radius: f64, key: &str, cx: &Context)
     cx.check(from != to, &format!("{key}.to"), || "the two ends coincide".into())?;
     cx.positive(radius, &format!("{key}.radius"), "radius in m")?;
     Ok((vec3(*from), vec3(*to)))
+}
+
+/// A mesh file and how to place it (`shape.mesh`, `shape.shell`).
+struct Placement<'a> {
+    /// The shape's key, e.g. `body[0].shape.mesh`.
+    key: String,
+    path: &'a str,
+    scale: f64,
+    rotate: &'a [f64; 3],
+    translate: &'a [f64; 3],
+}
+
+impl Placement<'_> {
+    /// Reads the mesh with `read` (path relative to the scene), places it and makes it a shape
+    /// with `make`; errors name the key and the file.
+    fn build(
+        &self,
+        cx: &Context,
+        read: fn(&std::path::Path) -> Result<TriMesh, String>,
+        make: impl FnOnce(TriMesh) -> Result<Shape, String>,
+    ) -> Result<Shape, SceneError> {
+        let key = &self.key;
+        cx.positive(self.scale, &format!("{key}.scale"), "scale factor")?;
+        cx.finite3(self.rotate, &format!("{key}.rotate"))?;
+        cx.finite3(self.translate, &format!("{key}.translate"))?;
+        let file = cx.base_dir.join(self.path);
+        let fail = |e: String| cx.error(&format!("{key}.path"), format!("mesh `{}`: {e}", file.display()));
+        let mut mesh = read(&file).map_err(fail)?;
+        place(&mut mesh, self.scale, self.rotate, self.translate);
+        make(mesh).map_err(fail)
+    }
 }
 
 /// Scales, rotates (degrees about x, then y, then z) and translates a mesh.
