@@ -2,19 +2,18 @@
 //!
 //! 1. surface: particles and level set advected with `u^n`, particle correction, reinitialisation,
 //!    the level set extended into obstacles and bodies;
-//! 2. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
-//! 3. sources: emitter regions become liquid with the emitter velocity;
-//! 4. collisions with restitution between bodies and with the static world on the bodies'
-//!    time-n velocities; gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the
-//!    bodies; kinematic bodies on a path take the velocity that brings them onto it at the end
-//!    of the substep;
-//! 5. the coupled projection (ghost-fluid free surface, cut-cell obstacles, bodies through their
-//!    face impulses: see [`crate::coupling`]);
-//! 6. bodies: contact with each other and the static world; where any body touches, the
-//!    liquid is projected again with the bodies' velocities after contact prescribed (the
-//!    second coupled solve of Lu, Jin, Fedkiw sec. 6, here only where contact acted), so the
-//!    liquid moves with a body the floor has stopped; then velocity extension and the bodies'
-//!    positions;
+//! 2. bodies' positions (Newmark's first half, Lu, Jin, Fedkiw sec. 6): collisions with
+//!    restitution on the time-n velocities; a coupled solve over half a step of gravity
+//!    gives `v^{n+1/2}`; contact on it; positions and orientations advance over the step;
+//! 3. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
+//! 4. sources: emitter regions become liquid with the emitter velocity;
+//! 5. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies (from their
+//!    time-n velocities after collisions);
+//! 6. the coupled projection at the new positions (ghost-fluid free surface, cut-cell
+//!    obstacles, bodies through their dual cells: see [`crate::coupling`]) gives `u^{n+1}` and
+//!    `v^{n+1}`; contact on `v^{n+1}` for the bodies that touch, and where any did, the liquid
+//!    is projected again with the bodies' velocities after contact prescribed, so the liquid
+//!    moves with a body the floor has stopped; velocity extension;
 //! 7. checks: a non-finite value or a speed above `simulation.max_speed` is a blow-up.
 
 use crate::fluids::eulerian::projection::ProjectionReport;
@@ -72,6 +71,33 @@ pub struct StepReport {
     pub timings: PhaseTimings,
 }
 
+/// Newmark's position update for the bodies (Lu, Jin, Fedkiw sec. 6; Shinar sec. 5.6, S1):
+/// collisions on the time-n velocities; half a step of gravity and a coupled solve with the
+/// liquid's time-n velocity (no advection; the liquid's result is discarded) give the bodies
+/// `v^{n+1/2}`; contact on those; the bodies move over the whole step with them. The bodies
+/// then start the velocity update from their time-n velocities after the collisions.
+fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
+    let grid = world.grid;
+    rigid::collide(&mut world.bodies, &world.body_statics, dt, &(dt * gravity));
+    for body in world.bodies.iter_mut() {
+        body.follow_path(world.clock.time, dt);
+    }
+    let start: Vec<(Vec3, Vec3)> = world.bodies.iter().map(|b| (b.velocity, b.angular_momentum)).collect();
+    for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
+        body.velocity += 0.5 * dt * gravity;
+    }
+    let mut coupled: Vec<&mut dyn CoupledSolid> = world.bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).collect();
+    world.liquid.solve_for_bodies(&grid, &world.solids, gravity, 0.5 * dt, &mut coupled);
+    rigid::contact(&mut world.bodies, &world.body_statics, dt);
+    rigid::advance_poses(&mut world.bodies, dt);
+    for (body, (velocity, angular_momentum)) in world.bodies.iter_mut().zip(start) {
+        if body.is_dynamic() {
+            body.velocity = velocity;
+            body.angular_momentum = angular_momentum;
+        }
+    }
+}
+
 /// Advances `world` by `dt`. On a blow-up, returns what was found (the world is then unusable).
 pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     let grid = world.grid;
@@ -83,20 +109,20 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
         clock = now;
     };
     world.update_solid_distance();
-    let liquid = &mut world.liquid;
-    liquid.advect_surface(&grid, &world.solids, dt, world.clock.step);
+    world.liquid.advect_surface(&grid, &world.solids, dt, world.clock.step);
     lap(&mut timings.surface);
+    let gravity = world.settings.gravity;
+    if !world.bodies.is_empty() {
+        advance_body_positions(world, &gravity, dt);
+        lap(&mut timings.bodies);
+    }
+    let liquid = &mut world.liquid;
     liquid.advect_velocity(&grid, dt);
     lap(&mut timings.velocity_advection);
     liquid.apply_sources(&grid, &world.solids, &world.sources, world.clock.time);
-    let gravity = world.settings.gravity;
-    rigid::collide(&mut world.bodies, &world.body_statics, dt, &(dt * gravity));
     liquid.add_gravity(&gravity, dt);
-    for body in world.bodies.iter_mut() {
-        if body.is_dynamic() {
-            body.velocity += dt * gravity;
-        }
-        body.follow_path(world.clock.time, dt);
+    for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
+        body.velocity += dt * gravity;
     }
     lap(&mut timings.forces);
     let mut coupled: Vec<&mut dyn CoupledSolid> = world.bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).collect();
@@ -111,8 +137,6 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     let layers = world.settings.cfl.ceil() as usize + 4;
     world.liquid.extend_velocity(&grid, &world.solids, valid, layers);
     lap(&mut timings.extrapolation);
-    rigid::advance_poses(&mut world.bodies, dt);
-    lap(&mut timings.bodies);
     let liquid = &world.liquid;
     world.clock.time += dt;
     world.clock.step += 1;

@@ -194,6 +194,37 @@ velocity = [0.8, 0.3, 0.0]
     assert!(exchanged > 0.1 * (world.bodies[0].mass * 0.8), "the ball hardly felt the water");
 }
 
+/// Positions advance with the half-step velocity of Newmark's first coupled solve (Lu, Jin,
+/// Fedkiw sec. 6): a ball released at rest in still water, whose acceleration `a` (gravity,
+/// buoyancy and the added mass of the water it pushes) is constant over the first substep,
+/// moves by `a dt^2 / 2 = dt v^1 / 2` in it, as it should; a first-order position update
+/// would move it by `dt v^1`, twice as far.
+#[test]
+fn positions_advance_with_the_half_step_velocity() {
+    let loaded = load(
+        r#"
+[simulation]
+frames = 1
+[domain]
+min = [0.0, 0.0, 0.0]
+max = [0.6, 0.6, 0.3]
+resolution = 30
+[[liquid.region]]
+shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.4, 2.0] }
+[[body]]
+name = "ball"
+shape.sphere = { center = [0.3, 0.25, 0.15], radius = 0.06 }
+density = 2000.0
+"#,
+    );
+    let mut world = World::build(&loaded);
+    let (start, dt) = (world.bodies[0].position, 0.01);
+    tidepool::pipeline::step(&mut world, dt).unwrap();
+    let (moved, v) = (world.bodies[0].position - start, world.bodies[0].velocity);
+    assert!(v.y < -0.5 * 9.81 * dt * 0.5, "the ball hardly sank: {v:?}");
+    assert!((moved - 0.5 * dt * v).norm() < 0.01 * (0.5 * dt * v).norm(), "moved {moved:?}, expected {:?}", 0.5 * dt * v);
+}
+
 /// A kinematic paddle moves exactly as prescribed, whatever the water does, and moves the
 /// water: in a closed tank the water it displaces goes the other way (the liquid's centre of
 /// mass moves back as the paddle's submerged volume moves forward, so the liquid's momentum is

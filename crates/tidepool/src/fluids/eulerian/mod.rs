@@ -270,6 +270,18 @@ impl LevelSetLiquid {
         self.solve(grid, solids, dt, self.volume.divergence, &mut held).0
     }
 
+    /// The coupled solve of the bodies' position update: the liquid's velocity plus `dt`
+    /// of `gravity` (no advection) projected together with `bodies`, which keep their new
+    /// velocities; the liquid's state is left as it was.
+    pub fn solve_for_bodies(&self, grid: &Grid, solids: &StaticSolids, gravity: &Vec3, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) {
+        let mut velocity = self.velocity.clone();
+        for (a, faces) in velocity.faces.iter_mut().enumerate() {
+            faces.as_mut_slice().par_iter_mut().for_each(|u| *u += gravity[a] * dt);
+        }
+        let mut pressure = self.pressure.clone();
+        coupling::project(grid, &self.phi, solids, &mut velocity, &mut pressure, self.params.density, dt, self.volume.divergence, self.params.pressure, bodies);
+    }
+
     fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
         let (valid, report) = coupling::project(
             grid,
