@@ -48,6 +48,7 @@ use crate::math::{Real, Vec3};
 use crate::solids::rigid::RigidBody;
 use crate::solids::StaticSolids;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
 
@@ -351,9 +352,9 @@ fn theta_of(across: Across) -> Real {
     }
 }
 
-/// A vector of the coupled system's nullspace: one on a liquid region's cells, and the given
-/// values on coupled faces (by index).
-type NullVector = (Vec<u32>, Vec<(usize, Real)>);
+/// A sparse vector over the coupled system's unknowns (index, value); the impulse of coupled
+/// face `f` has index `cells + f`.
+type SparseVector = Vec<(usize, Real)>;
 
 /// The scaled coupled system as an operator on `[q (one per grid cell); mu (one per coupled
 /// face)]`.
@@ -366,10 +367,11 @@ pub struct CoupledSystem<'a, 's> {
     solids: &'a [&'s mut dyn CoupledSolid],
     /// `rho dx^3`: the mass of liquid in one cell.
     cell_mass: Real,
-    /// The system's nullspace: per liquid region without a free surface (a closed tank filled
-    /// to the lid), one on its cells and on its coupled faces the impulses that balance that
-    /// uniform pressure (a uniform pressure moves nothing).
-    nullspace: Vec<NullVector>,
+    /// An orthonormal basis of the system's nullspace: spanned by the liquid regions without a
+    /// free surface (a closed tank filled to the lid, a pocket closed off by solids), each one
+    /// on its cells and on its coupled faces the impulses that balance that uniform pressure
+    /// (a uniform pressure that moves nothing).
+    nullspace: Vec<SparseVector>,
 }
 
 impl CoupledSystem<'_, '_> {
@@ -409,16 +411,10 @@ impl LinearOperator for CoupledSystem<'_, '_> {
     }
 
     fn project_nullspace(&self, x: &mut [Real]) {
-        let n = self.pressure.diag.len();
-        for (cells, faces) in &self.nullspace {
-            let dot = cells.iter().map(|&c| x[c as usize]).sum::<Real>() + faces.iter().map(|&(f, v)| v * x[n + f]).sum::<Real>();
-            let norm2 = cells.len() as Real + faces.iter().map(|(_, v)| v * v).sum::<Real>();
-            let scale = dot / norm2;
-            for &c in cells {
-                x[c as usize] -= scale;
-            }
-            for &(f, v) in faces {
-                x[n + f] -= scale * v;
+        for u in &self.nullspace {
+            let dot: Real = u.iter().map(|&(i, v)| v * x[i]).sum();
+            for &(i, v) in u {
+                x[i] -= dot * v;
             }
         }
     }
@@ -508,6 +504,31 @@ fn classify<'a>(phi: &'a Array3<Real>, unknown: &'a Array3<bool>, dual: &'a Dual
     }
 }
 
+/// An orthonormal basis of the span of `vectors` (Gram–Schmidt). Regions of the nullspace that
+/// share a coupled face (two pockets on either side of a face a solid reaches into) give
+/// vectors that overlap there; the nullspace projection needs them orthogonal.
+fn orthonormalize(vectors: impl Iterator<Item = SparseVector>) -> Vec<SparseVector> {
+    let mut basis: Vec<SparseVector> = Vec::new();
+    for vector in vectors {
+        let mut v: HashMap<usize, Real> = vector.into_iter().collect();
+        for u in &basis {
+            let dot: Real = u.iter().map(|(i, x)| x * v.get(i).copied().unwrap_or(0.0)).sum();
+            if dot != 0.0 {
+                for &(i, x) in u {
+                    *v.entry(i).or_default() -= dot * x;
+                }
+            }
+        }
+        let norm = v.values().map(|x| x * x).sum::<Real>().sqrt();
+        if norm > 1e-12 {
+            let mut u: SparseVector = v.into_iter().map(|(i, x)| (i, x / norm)).filter(|(_, x)| *x != 0.0).collect();
+            u.sort_unstable_by_key(|&(i, _)| i);
+            basis.push(u);
+        }
+    }
+    basis
+}
+
 /// The unknown cells, the coupled system and its right-hand side.
 struct Assembled<'a, 's> {
     unknown: Array3<bool>,
@@ -542,20 +563,17 @@ fn assemble<'a, 's>(
     };
     let faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual);
     let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual));
-    let candidates: Vec<NullVector> = pressure
+    let n_cells = grid.cell_count();
+    let candidates: Vec<SparseVector> = pressure
         .floating
         .iter()
         .map(|cells| {
             let members: std::collections::HashSet<u32> = cells.iter().copied().collect();
-            let region_faces = faces
-                .iter()
-                .enumerate()
-                .filter_map(|(i, f)| {
-                    let y: Real = f.cells.iter().flatten().filter(|(c, _)| members.contains(&(*c as u32))).map(|(_, sign)| f.open * sign).sum();
-                    (y != 0.0).then_some((i, -y))
-                })
-                .collect();
-            (cells.clone(), region_faces)
+            let region_faces = faces.iter().enumerate().filter_map(|(i, f)| {
+                let y: Real = f.cells.iter().flatten().filter(|(c, _)| members.contains(&(*c as u32))).map(|(_, sign)| f.open * sign).sum();
+                (y != 0.0).then_some((n_cells + i, -y))
+            });
+            cells.iter().map(|&c| (c as usize, 1.0)).chain(region_faces).collect()
         })
         .collect();
     rhs.extend(faces.iter().map(|f| {
@@ -572,24 +590,19 @@ fn assemble<'a, 's>(
     // (a solid touching a wall or the region's edge is pushed): keep the candidates the
     // operator maps to zero.
     let n = system.len();
-    system.nullspace = candidates
-        .into_iter()
-        .filter(|(cells, region_faces)| {
-            if region_faces.is_empty() {
-                return true;
-            }
-            let mut v = vec![0.0; n];
-            for &c in cells {
-                v[c as usize] = 1.0;
-            }
-            for &(f, value) in region_faces {
-                v[grid.cell_count() + f] = value;
-            }
-            let mut y = vec![0.0; n];
-            system.apply(&v, &mut y);
-            tidepool_linalg::reduce::norm2(&y) <= 1e-9 * tidepool_linalg::reduce::norm2(&v)
-        })
-        .collect();
+    let null = candidates.into_iter().filter(|candidate| {
+        if candidate.iter().all(|&(i, _)| i < n_cells) {
+            return true;
+        }
+        let mut v = vec![0.0; n];
+        for &(i, value) in candidate {
+            v[i] = value;
+        }
+        let mut y = vec![0.0; n];
+        system.apply(&v, &mut y);
+        tidepool_linalg::reduce::norm2(&y) <= 1e-9 * tidepool_linalg::reduce::norm2(&v)
+    });
+    system.nullspace = orthonormalize(null);
     Assembled { unknown, dual, system, rhs }
 }
 
@@ -849,6 +862,34 @@ mod tests {
                 let moment: Vec3 = on_axis().map(|c| c.fraction * (c.point - centre)).sum();
                 assert!(moment.norm() / total < 2e-3 * grid.dx, "axis {axis}: centroid off by {} m", moment.norm() / total);
             }
+        }
+    }
+
+    /// The nullspace basis is orthonormal and spans the regions' vectors, also where two
+    /// regions share a coupled face (their vectors overlap there).
+    #[test]
+    fn nullspace_basis_is_orthonormal() {
+        let regions: Vec<SparseVector> = vec![vec![(0, 1.0), (1, 1.0), (10, -0.5)], vec![(2, 1.0), (10, 0.25), (11, -1.0)], vec![(5, 1.0)]];
+        let basis = orthonormalize(regions.clone().into_iter());
+        assert_eq!(basis.len(), 3);
+        let dense = |v: &SparseVector| {
+            let mut d = vec![0.0; 12];
+            v.iter().for_each(|&(i, x)| d[i] = x);
+            d
+        };
+        for (a, u) in basis.iter().enumerate() {
+            for (b, w) in basis.iter().enumerate() {
+                let dot: Real = dense(u).iter().zip(dense(w)).map(|(x, y)| x * y).sum();
+                assert!((dot - if a == b { 1.0 } else { 0.0 }).abs() < 1e-14, "u{a}.u{b} = {dot}");
+            }
+        }
+        for region in &regions {
+            let mut x = dense(region);
+            for u in &basis {
+                let dot: Real = u.iter().map(|&(i, v)| v * x[i]).sum();
+                u.iter().for_each(|&(i, v)| x[i] -= dot * v);
+            }
+            assert!(x.iter().all(|v| v.abs() < 1e-14), "left over: {x:?}");
         }
     }
 }
