@@ -33,11 +33,13 @@ pub struct PhaseTimings {
     pub velocity_advection: f64,
     /// Sources and gravity.
     pub forces: f64,
-    /// Pressure assembly and solve, velocity update.
+    /// The coupled solve of the velocity update (assembly, solve, velocity update), and the
+    /// liquid's re-projection after contact.
     pub projection: f64,
     /// Velocity extension and solid constraint.
     pub extrapolation: f64,
-    /// Body collisions, contact and positions.
+    /// The bodies' position update (collisions, the half-step coupled solve, contact,
+    /// positions) and contact after the velocity update.
     pub bodies: f64,
 }
 
