@@ -1,6 +1,7 @@
-//! Solids: the static geometry of a scene (domain walls and obstacles) as the grid sees it, and
-//! rigid bodies.
+//! Solids: the static geometry of a scene (domain walls and obstacles) as the grid sees it,
+//! rigid bodies, and mass-spring sheets.
 
+pub mod mass_spring;
 pub mod rigid;
 mod static_solids;
 

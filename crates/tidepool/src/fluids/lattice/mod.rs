@@ -1,0 +1,412 @@
+//! Surface flow as a lattice-gas automaton (Barcellos et al. sec. 3): whole water particles
+//! counted at the nodes of the surface's lattice hop to neighbouring nodes whose free surface
+//! is lower. Node `(i, j)` is at index `i + nx j`; its neighbours `V1..V4` are `(i-1, j)`,
+//! `(i, j-1)`, `(i+1, j)`, `(i, j+1)`.
+
+use crate::math::{Real, Vec3};
+use crate::solids::mass_spring::ElasticSheet;
+use rayon::prelude::*;
+
+/// Lattice offsets of the four neighbours `V1..V4`.
+const DIRECTIONS: [[isize; 2]; 4] = [[-1, 0], [0, -1], [1, 0], [0, 1]];
+
+/// Water as particle counters on a lattice.
+#[derive(Clone, Debug)]
+pub struct LatticeGas {
+    /// Nodes along x and z.
+    pub dims: [usize; 2],
+    /// Particles at each node.
+    pub counters: Vec<u32>,
+    /// Nodes that belong to the domain (holes and the outside of irregular domains are not).
+    pub active: Vec<bool>,
+    /// Height of water one particle makes at a node, `beta` of eq. 1 (m).
+    pub particle_height: Real,
+    /// Whether particles may leave across the lattice's edge (an open boundary).
+    pub open: bool,
+    /// Particles that left across the open boundary so far.
+    pub left: u64,
+}
+
+impl LatticeGas {
+    /// A closed, dry lattice with every node active.
+    pub fn new(dims: [usize; 2], particle_height: Real) -> Self {
+        let n = dims[0] * dims[1];
+        LatticeGas { dims, counters: vec![0; n], active: vec![true; n], particle_height, open: false, left: 0 }
+    }
+
+    /// Particles on the lattice.
+    pub fn total(&self) -> u64 {
+        self.counters.iter().map(|&c| c as u64).sum()
+    }
+
+    /// The free surface's elevation over ground elevations `ground` (eq. 1):
+    /// `f = ground + beta counter`.
+    pub fn free_surface(&self, ground: &[Real]) -> Vec<Real> {
+        ground.iter().zip(&self.counters).map(|(g, &n)| g + self.particle_height * n as Real).collect()
+    }
+
+    /// The neighbour of node `c` in direction `k`: `Some(Some(n))` inside the lattice,
+    /// `Some(None)` across the edge of an open lattice, `None` where nothing can go.
+    fn target(&self, c: usize, k: usize) -> Option<Option<usize>> {
+        let [nx, nz] = self.dims;
+        let (i, j) = ((c % nx) as isize + DIRECTIONS[k][0], (c / nx) as isize + DIRECTIONS[k][1]);
+        if i < 0 || j < 0 || i >= nx as isize || j >= nz as isize {
+            return self.open.then_some(None);
+        }
+        let n = i as usize + nx * j as usize;
+        self.active[n].then_some(Some(n))
+    }
+
+    /// One step of the automaton over ground elevations `ground` with downhill directions
+    /// `slope` (the surface normal projected onto the lattice's plane, per node). Every node
+    /// ranks its four directions by their angle to the slope (Algorithm 1) and, in that order,
+    /// sends one particle to each neighbour whose free surface stays below its own after the
+    /// move (`f_n + beta < f_c - beta`, so no particle is sent back the next step); all nodes
+    /// decide on the same state (in parallel), then gather what their neighbours sent them.
+    /// Across an open edge the outside counts as ground at the node's own elevation. Returns
+    /// the particles moved.
+    pub fn step(&mut self, ground: &[Real], slope: &[[Real; 2]]) -> u64 {
+        let f = self.free_surface(ground);
+        let beta = self.particle_height;
+        // Bit k: one particle goes in direction k.
+        let sends: Vec<u8> = (0..self.counters.len())
+            .into_par_iter()
+            .map(|c| {
+                let (mut bits, mut left) = (0u8, self.counters[c]);
+                if !self.active[c] {
+                    return 0;
+                }
+                for k in flow_directions(slope[c]) {
+                    if left == 0 {
+                        break;
+                    }
+                    let lower = match self.target(c, k) {
+                        Some(Some(n)) => f[n] + beta < f[c] - beta,
+                        Some(None) => ground[c] + beta < f[c] - beta,
+                        None => false,
+                    };
+                    if lower {
+                        bits |= 1 << k;
+                        left -= 1;
+                    }
+                }
+                bits
+            })
+            .collect();
+        let gathered: Vec<(u32, u64)> = (0..self.counters.len())
+            .into_par_iter()
+            .map(|c| {
+                let (mut counter, mut out) = (self.counters[c] - sends[c].count_ones(), 0);
+                for k in 0..4 {
+                    match self.target(c, k) {
+                        // The neighbour in direction k sends towards us in the opposite direction.
+                        Some(Some(n)) if sends[n] & (1 << ((k + 2) % 4)) != 0 => counter += 1,
+                        Some(None) if sends[c] & (1 << k) != 0 => out += 1,
+                        _ => {}
+                    }
+                }
+                (counter, out)
+            })
+            .collect();
+        let moved = sends.iter().map(|b| b.count_ones() as u64).sum();
+        for (counter, (new, out)) in self.counters.iter_mut().zip(gathered) {
+            *counter = new;
+            self.left += out;
+        }
+        moved
+    }
+
+    /// Precipitation and evaporation (eq. 7): adds `rain[c]` particles to every active node
+    /// and takes up to `evaporation[c]` away. Returns the particles added and removed.
+    pub fn exchange(&mut self, rain: &[u32], evaporation: &[u32]) -> (u64, u64) {
+        let (mut added, mut removed) = (0, 0);
+        for c in 0..self.counters.len() {
+            if !self.active[c] {
+                continue;
+            }
+            let gain = rain.get(c).copied().unwrap_or(0);
+            let loss = evaporation.get(c).copied().unwrap_or(0).min(self.counters[c] + gain);
+            self.counters[c] = self.counters[c] + gain - loss;
+            added += gain as u64;
+            removed += loss as u64;
+        }
+        (added, removed)
+    }
+}
+
+/// A vertical force on every node during a time window (eq. 8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VerticalForce {
+    /// Force per node, up positive (N).
+    pub magnitude: Real,
+    /// Window of time it acts in (s), inclusive.
+    pub start: Real,
+    pub end: Real,
+}
+
+/// A vertical force travelling along x, `amplitude sin(wavenumber x - frequency t)` per node
+/// (eq. 10).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HarmonicWave {
+    /// Peak force per node (N).
+    pub amplitude: Real,
+    /// Wave number `b` (rad/m).
+    pub wavenumber: Real,
+    /// Angular frequency `omega` (rad/s).
+    pub frequency: Real,
+}
+
+/// Precipitation and evaporation (eq. 7): particles added to and taken from every node per
+/// step during time windows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WaterExchange {
+    /// Particles each node gains per step while it rains (empty: none).
+    pub rain: Vec<u32>,
+    /// When it rains (s).
+    pub rain_window: (Real, Real),
+    /// Particles each node loses per evaporation event (empty: none).
+    pub evaporation: Vec<u32>,
+    /// When evaporation starts (s), and the steps between two evaporation events.
+    pub evaporation_start: Real,
+    pub evaporation_every: u64,
+}
+
+/// Water flowing over an elastic surface: the lattice gas on the mass-spring sheet, each
+/// pushing the other (Barcellos et al. sec. 3). The library's game-loop API: build one, call
+/// [`SurfaceFlow::step`] as often as wanted.
+#[derive(Clone, Debug)]
+pub struct SurfaceFlow {
+    /// The surface.
+    pub sheet: ElasticSheet,
+    /// The water on it.
+    pub gas: LatticeGas,
+    /// Gravity on the sheet's masses (m/s²).
+    pub gravity: Vec3,
+    /// Weight each particle puts on its node, downwards (N; eq. 3 and 9).
+    pub particle_weight: Real,
+    /// Vertical forces over time windows.
+    pub forces: Vec<VerticalForce>,
+    /// A travelling wave, if any.
+    pub wave: Option<HarmonicWave>,
+    /// Rain and evaporation.
+    pub exchange: WaterExchange,
+    /// Step length (s).
+    pub dt: Real,
+    /// Time (s) and steps taken.
+    pub time: Real,
+    pub steps: u64,
+    /// Particles rained in and evaporated so far.
+    pub rained: u64,
+    pub evaporated: u64,
+}
+
+impl SurfaceFlow {
+    /// One step (sec. 3): the surface moves under its springs, damping, gravity, the water's
+    /// weight and the external forces (Verlet); the water then flows over the moved surface,
+    /// downhill along its new slope; rain falls and water evaporates.
+    pub fn step(&mut self) {
+        let (t, dt) = (self.time, self.dt);
+        let vertical: Real = self.forces.iter().filter(|f| f.start <= t && t <= f.end).map(|f| f.magnitude).sum();
+        let (sheet, gas, wave) = (&mut self.sheet, &self.gas, self.wave);
+        let spacing = sheet.rest[0].first().copied().unwrap_or(1.0);
+        let nx = sheet.dims[0];
+        let weight = self.particle_weight;
+        sheet.step(dt, &self.gravity, |c| {
+            let wave = wave.map_or(0.0, |w| w.amplitude * (w.wavenumber * (c % nx) as Real * spacing - w.frequency * t).sin());
+            Vec3::new(0.0, vertical + wave - weight * gas.counters[c] as Real, 0.0)
+        });
+        let (ground, slope) = self.terrain();
+        self.gas.step(&ground, &slope);
+        let x = &self.exchange;
+        let raining = !x.rain.is_empty() && x.rain_window.0 <= t && t <= x.rain_window.1;
+        let evaporating = !x.evaporation.is_empty() && t >= x.evaporation_start && self.steps % x.evaporation_every.max(1) == 0;
+        if raining || evaporating {
+            let (rain, evaporation): (&[u32], &[u32]) = (if raining { &x.rain } else { &[] }, if evaporating { &x.evaporation } else { &[] });
+            let (added, removed) = self.gas.exchange(rain, evaporation);
+            self.rained += added;
+            self.evaporated += removed;
+        }
+        self.time += dt;
+        self.steps += 1;
+    }
+
+    /// The surface's elevation at each node and its downhill direction: the surface normal
+    /// projected onto the lattice's plane (central differences; one-sided at the edges).
+    pub fn terrain(&self) -> (Vec<Real>, Vec<[Real; 2]>) {
+        let sheet = &self.sheet;
+        let [nx, nz] = sheet.dims;
+        let ground: Vec<Real> = (0..nx * nz).map(|c| sheet.height(c)).collect();
+        let slope = (0..nx * nz)
+            .into_par_iter()
+            .map(|c| {
+                let (i, j) = (c % nx, c / nx);
+                let along = |lo: usize, hi: usize| {
+                    let (a, b) = (sheet.positions[lo], sheet.positions[hi]);
+                    (b.y - a.y) / ((b - a).xz().norm()).max(1e-12)
+                };
+                let dx = along(if i > 0 { c - 1 } else { c }, if i + 1 < nx { c + 1 } else { c });
+                let dz = along(if j > 0 { c - nx } else { c }, if j + 1 < nz { c + nx } else { c });
+                let n = Vec3::new(-dx, 1.0, -dz).normalize();
+                [n.x, n.z]
+            })
+            .collect();
+        (ground, slope)
+    }
+}
+
+/// The four directions ranked by their angle to the downhill direction `slope` (smallest
+/// first; Algorithm 1), ties in the order `V1..V4`.
+pub fn flow_directions(slope: [Real; 2]) -> [usize; 4] {
+    let mut order = [0, 1, 2, 3];
+    let score = |k: usize| -(DIRECTIONS[k][0] as Real * slope[0] + DIRECTIONS[k][1] as Real * slope[1]);
+    order.sort_by(|&a, &b| score(a).total_cmp(&score(b)));
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lattice with ground `ground(i, j)` and its downhill directions by central
+    /// differences.
+    fn terrain(dims: [usize; 2], ground: impl Fn(Real, Real) -> Real) -> (Vec<Real>, Vec<[Real; 2]>) {
+        let [nx, nz] = dims;
+        let heights: Vec<Real> = (0..nx * nz).map(|c| ground((c % nx) as Real, (c / nx) as Real)).collect();
+        let slope = (0..nx * nz)
+            .map(|c| {
+                let (x, z) = ((c % nx) as Real, (c / nx) as Real);
+                [-(ground(x + 0.5, z) - ground(x - 0.5, z)), -(ground(x, z + 0.5) - ground(x, z - 0.5))]
+            })
+            .collect();
+        (heights, slope)
+    }
+
+    #[test]
+    fn directions_are_ranked_by_their_angle_to_the_slope() {
+        assert_eq!(flow_directions([1.0, 0.2]), [2, 3, 1, 0]);
+        assert_eq!(flow_directions([0.0, -1.0])[0], 1);
+        assert_eq!(flow_directions([0.0, 0.0]), [0, 1, 2, 3]);
+    }
+
+    /// On a closed lattice the particle count never changes, over 10 000 steps of a heap
+    /// spreading over a bumpy floor; with evaporation it drops by exactly what evaporated,
+    /// until the lattice is dry.
+    #[test]
+    fn particles_are_conserved_and_evaporate_exactly() {
+        let dims = [40, 30];
+        let (ground, slope) = terrain(dims, |x, z| 0.01 * (x * 0.7).sin() * (z * 0.5).cos());
+        let mut gas = LatticeGas::new(dims, 0.002);
+        gas.active[12 + 40 * 13] = false;
+        for (c, n) in gas.counters.iter_mut().enumerate().filter(|(c, _)| *c != 12 + 40 * 13) {
+            let (x, z) = ((c % 40) as Real - 12.0, (c / 40) as Real - 15.0);
+            *n = (200.0 * (-(x * x + z * z) / 30.0).exp()) as u32;
+        }
+        let total = gas.total();
+        let mut moved = 0;
+        for _ in 0..10_000 {
+            moved += gas.step(&ground, &slope);
+            assert_eq!(gas.total(), total);
+        }
+        assert!(moved > total, "the heap hardly spread: {moved} moves");
+        let evaporation = vec![1; 40 * 30];
+        let mut remaining = gas.total();
+        while remaining > 0 {
+            let (_, removed) = gas.exchange(&[], &evaporation);
+            gas.step(&ground, &slope);
+            assert_eq!(gas.total(), remaining - removed);
+            assert!(removed > 0);
+            remaining = gas.total();
+        }
+    }
+
+    /// Water poured into a bowl comes to rest at its bottom: after enough steps nothing moves,
+    /// no node ever sent a particle to a higher free surface, the deepest node is wet, and no
+    /// wet node's free surface stands two particle heights or more above a neighbour's (the
+    /// closest to level whole particles get without sending particles back and forth).
+    #[test]
+    fn water_in_a_bowl_comes_to_rest_at_the_bottom() {
+        let dims = [31, 31];
+        let bowl = |x: Real, z: Real| 0.001 * ((x - 15.0).powi(2) + (z - 15.0).powi(2));
+        let (ground, slope) = terrain(dims, bowl);
+        let mut gas = LatticeGas::new(dims, 0.002);
+        gas.counters[3 + 31 * 27] = 400;
+        let total = gas.total();
+        let mut steps = 0;
+        loop {
+            let before = gas.free_surface(&ground);
+            let counters = gas.counters.clone();
+            if gas.step(&ground, &slope) == 0 {
+                break;
+            }
+            for c in 0..counters.len() {
+                if gas.counters[c] > counters[c] {
+                    // Every receiver got its particles from higher free surfaces.
+                    let higher_neighbour = (0..4).filter_map(|k| gas.target(c, k).flatten()).any(|n| before[n] > before[c]);
+                    assert!(higher_neighbour, "node {c} filled from below");
+                }
+            }
+            steps += 1;
+            assert!(steps < 100_000, "still moving after {steps} steps");
+        }
+        assert_eq!(gas.total(), total);
+        let wet: Vec<usize> = (0..gas.counters.len()).filter(|&c| gas.counters[c] > 0).collect();
+        let f = gas.free_surface(&ground);
+        for &c in &wet {
+            for n in (0..4).filter_map(|k| gas.target(c, k).flatten()) {
+                assert!(f[c] - f[n] < 2.0 * gas.particle_height, "node {c} stands {} m above node {n}", f[c] - f[n]);
+            }
+        }
+        assert!(gas.counters[15 + 31 * 15] > 0, "the bottom of the bowl is dry");
+    }
+
+    /// A flat sheet pinned at its edges, without gravity on its own masses, with water on
+    /// one third of it: the water's weight makes it sag (a dry sheet stays flat), the water
+    /// runs into the sag, and after settling the wet nodes sit lower than the dry ones — the
+    /// coupling works both ways. No particle is lost.
+    #[test]
+    fn the_surface_sags_where_the_water_sits() {
+        let build = |water: bool| {
+            let mut sheet = ElasticSheet::new([41, 41], 1.0, |_, _| 0.0, 1.0, 20.0, 0.3);
+            sheet.pin_edges();
+            let mut gas = LatticeGas::new([41, 41], 0.01);
+            if water {
+                for c in 0..41 * 41 {
+                    if (c % 41) < 14 && !sheet.pinned[c] {
+                        gas.counters[c] = 20;
+                    }
+                }
+            }
+            SurfaceFlow {
+                sheet,
+                gas,
+                gravity: Vec3::zeros(),
+                particle_weight: 0.05,
+                forces: Vec::new(),
+                wave: None,
+                exchange: WaterExchange::default(),
+                dt: 0.1,
+                time: 0.0,
+                steps: 0,
+                rained: 0,
+                evaporated: 0,
+            }
+        };
+        let mut dry = build(false);
+        let mut wet = build(true);
+        let total = wet.gas.total();
+        for _ in 0..3000 {
+            dry.step();
+            wet.step();
+        }
+        assert!(dry.sheet.positions.iter().all(|p| p.y.abs() < 1e-12), "a dry sheet moved");
+        assert_eq!(wet.gas.total(), total);
+        let interior: Vec<usize> = (0..41 * 41).filter(|&c| !wet.sheet.pinned[c]).collect();
+        let mean = |nodes: &[usize]| nodes.iter().map(|&c| wet.sheet.height(c)).sum::<Real>() / nodes.len() as Real;
+        let (wet_nodes, dry_nodes): (Vec<usize>, Vec<usize>) = interior.iter().partition(|&&c| wet.gas.counters[c] > 0);
+        assert!(!wet_nodes.is_empty() && !dry_nodes.is_empty());
+        assert!(mean(&wet_nodes) < 0.0, "the wet sheet did not sag");
+        assert!(mean(&wet_nodes) < mean(&dry_nodes) - 0.1 * mean(&wet_nodes).abs(), "wet nodes at {} m, dry ones at {} m", mean(&wet_nodes), mean(&dry_nodes));
+        let lowest = interior.iter().copied().min_by(|&a, &b| wet.sheet.height(a).total_cmp(&wet.sheet.height(b))).unwrap();
+        assert!(wet.gas.counters[lowest] > 0, "the lowest node is dry");
+    }
+}
