@@ -95,47 +95,57 @@ impl ElasticSheet {
         }
     }
 
-    /// The springs at node `c`: (neighbour, rest length) for up to four neighbours.
-    fn springs(&self, c: usize) -> impl Iterator<Item = (usize, Real)> + '_ {
-        let nx = self.dims[0];
-        let up = (0..2).filter_map(move |axis| self.neighbour(c, axis).map(|n| (n, self.rest[axis][c])));
-        let down = [(c % nx > 0).then(|| (c - 1, self.rest[0][c - 1])), (c >= nx).then(|| (c - nx, self.rest[1][c - nx]))];
-        up.chain(down.into_iter().flatten())
-    }
-
     /// Elastic force on node `c` (eq. 2): each spring pulls its ends together when stretched
     /// and pushes them apart when compressed, `k (l - |d|) d/|d|` with `d` from the neighbour
     /// to the node.
     pub fn elastic_force(&self, c: usize) -> Vec3 {
-        self.springs(c)
-            .map(|(n, rest)| {
-                let d = self.positions[c] - self.positions[n];
-                let length = d.norm();
-                if length > 0.0 {
-                    self.stiffness * (rest - length) / length * d
-                } else {
-                    Vec3::zeros()
-                }
-            })
-            .sum()
+        let [nx, nz] = self.dims;
+        let (i, j) = (c % nx, c / nx);
+        let x = self.positions[c];
+        let spring = |n: usize, rest: Real| {
+            let d = x - self.positions[n];
+            let length = d.norm();
+            if length > 0.0 {
+                self.stiffness * (rest - length) / length * d
+            } else {
+                Vec3::zeros()
+            }
+        };
+        let mut force = Vec3::zeros();
+        if i + 1 < nx {
+            force += spring(c + 1, self.rest[0][c]);
+        }
+        if i > 0 {
+            force += spring(c - 1, self.rest[0][c - 1]);
+        }
+        if j + 1 < nz {
+            force += spring(c + nx, self.rest[1][c]);
+        }
+        if j > 0 {
+            force += spring(c - nx, self.rest[1][c - nx]);
+        }
+        force
     }
 
     /// One Verlet step of length `h` (eq. 6) under the elastic and damping forces, gravity
     /// `gravity` (m/s²) and the external force `external(c)` on each node (N); pinned nodes
     /// stay. Nodes are updated in parallel.
     pub fn step(&mut self, h: Real, gravity: &Vec3, external: impl Fn(usize) -> Vec3 + Sync) {
-        let next: Vec<Vec3> = (0..self.positions.len())
-            .into_par_iter()
-            .map(|c| {
-                if self.pinned[c] {
-                    return self.positions[c];
-                }
-                let velocity = (self.positions[c] - self.previous[c]) / h;
-                let force = self.elastic_force(c) - self.damping * velocity + self.mass * gravity + external(c);
-                2.0 * self.positions[c] - self.previous[c] + force / self.mass * h * h
-            })
-            .collect();
-        self.previous = std::mem::replace(&mut self.positions, next);
+        // Each node's next position depends on its own previous one only: computed in place
+        // over `previous`, which then becomes `positions`.
+        let mut previous = std::mem::take(&mut self.previous);
+        let sheet = &*self;
+        previous.par_iter_mut().enumerate().for_each(|(c, p)| {
+            let x = sheet.positions[c];
+            if sheet.pinned[c] {
+                *p = x;
+                return;
+            }
+            let velocity = (x - *p) / h;
+            let force = sheet.elastic_force(c) - sheet.damping * velocity + sheet.mass * gravity + external(c);
+            *p = 2.0 * x - *p + force / sheet.mass * h * h;
+        });
+        self.previous = std::mem::replace(&mut self.positions, previous);
     }
 
     /// Energies at the half step between `previous` and `positions` (velocities by their

@@ -45,11 +45,11 @@ impl LatticeGas {
         ground.iter().zip(&self.counters).map(|(g, &n)| g + self.particle_height * n as Real).collect()
     }
 
-    /// The neighbour of node `c` in direction `k`: `Some(Some(n))` inside the lattice,
+    /// The neighbour of node `(i, j)` in direction `k`: `Some(Some(n))` inside the lattice,
     /// `Some(None)` across the edge of an open lattice, `None` where nothing can go.
-    fn target(&self, c: usize, k: usize) -> Option<Option<usize>> {
+    fn target_at(&self, i: usize, j: usize, k: usize) -> Option<Option<usize>> {
         let [nx, nz] = self.dims;
-        let (i, j) = ((c % nx) as isize + DIRECTIONS[k][0], (c / nx) as isize + DIRECTIONS[k][1]);
+        let (i, j) = (i as isize + DIRECTIONS[k][0], j as isize + DIRECTIONS[k][1]);
         if i < 0 || j < 0 || i >= nx as isize || j >= nz as isize {
             return self.open.then_some(None);
         }
@@ -66,54 +66,60 @@ impl LatticeGas {
     /// Across an open edge the outside counts as ground at the node's own elevation. Returns
     /// the particles moved.
     pub fn step(&mut self, ground: &[Real], slope: &[[Real; 2]]) -> u64 {
-        let f = self.free_surface(ground);
         let beta = self.particle_height;
+        let nx = self.dims[0];
+        let gas = &*self;
+        let f = |c: usize| ground[c] + beta * gas.counters[c] as Real;
         // Bit k: one particle goes in direction k.
-        let sends: Vec<u8> = (0..self.counters.len())
-            .into_par_iter()
-            .map(|c| {
-                let (mut bits, mut left) = (0u8, self.counters[c]);
-                if !self.active[c] {
-                    return 0;
+        let mut sends = vec![0u8; self.counters.len()];
+        sends.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+            for (i, bits) in row.iter_mut().enumerate() {
+                let c = i + nx * j;
+                let mut left = gas.counters[c];
+                if left == 0 || !gas.active[c] {
+                    continue;
                 }
+                let top = f(c) - beta;
                 for k in flow_directions(slope[c]) {
-                    if left == 0 {
-                        break;
-                    }
-                    let lower = match self.target(c, k) {
-                        Some(Some(n)) => f[n] + beta < f[c] - beta,
-                        Some(None) => ground[c] + beta < f[c] - beta,
+                    let lower = match gas.target_at(i, j, k) {
+                        Some(Some(n)) => f(n) + beta < top,
+                        Some(None) => ground[c] + beta < top,
                         None => false,
                     };
                     if lower {
-                        bits |= 1 << k;
+                        *bits |= 1 << k;
                         left -= 1;
+                        if left == 0 {
+                            break;
+                        }
                     }
                 }
-                bits
-            })
-            .collect();
-        let gathered: Vec<(u32, u64)> = (0..self.counters.len())
-            .into_par_iter()
-            .map(|c| {
-                let (mut counter, mut out) = (self.counters[c] - sends[c].count_ones(), 0);
-                for k in 0..4 {
-                    match self.target(c, k) {
-                        // The neighbour in direction k sends towards us in the opposite direction.
-                        Some(Some(n)) if sends[n] & (1 << ((k + 2) % 4)) != 0 => counter += 1,
-                        Some(None) if sends[c] & (1 << k) != 0 => out += 1,
-                        _ => {}
+            }
+        });
+        let mut counters = vec![0u32; self.counters.len()];
+        let out: u64 = counters
+            .par_chunks_mut(nx)
+            .enumerate()
+            .map(|(j, row)| {
+                let mut out = 0;
+                for (i, counter) in row.iter_mut().enumerate() {
+                    let c = i + nx * j;
+                    *counter = gas.counters[c] - sends[c].count_ones();
+                    for k in 0..4 {
+                        match gas.target_at(i, j, k) {
+                            // The neighbour in direction k sends towards us in the opposite direction.
+                            Some(Some(n)) if sends[n] & (1 << ((k + 2) % 4)) != 0 => *counter += 1,
+                            Some(None) if sends[c] & (1 << k) != 0 => out += 1,
+                            _ => {}
+                        }
                     }
                 }
-                (counter, out)
+                out
             })
-            .collect();
-        let moved = sends.iter().map(|b| b.count_ones() as u64).sum();
-        for (counter, (new, out)) in self.counters.iter_mut().zip(gathered) {
-            *counter = new;
-            self.left += out;
-        }
-        moved
+            .sum();
+        self.counters = counters;
+        self.left += out;
+        sends.iter().map(|b| b.count_ones() as u64).sum()
     }
 
     /// Precipitation and evaporation (eq. 7): adds `rain[c]` particles to every active node
@@ -231,25 +237,24 @@ impl SurfaceFlow {
     }
 
     /// The surface's elevation at each node and its downhill direction: the surface normal
-    /// projected onto the lattice's plane (central differences; one-sided at the edges).
+    /// projected onto the lattice's plane, `(-dy/dx, -dy/dz)` up to a positive factor (which
+    /// does not change the ranking of directions); central differences, one-sided at the
+    /// edges.
     pub fn terrain(&self) -> (Vec<Real>, Vec<[Real; 2]>) {
         let sheet = &self.sheet;
         let [nx, nz] = sheet.dims;
-        let ground: Vec<Real> = (0..nx * nz).map(|c| sheet.height(c)).collect();
-        let slope = (0..nx * nz)
-            .into_par_iter()
-            .map(|c| {
-                let (i, j) = (c % nx, c / nx);
-                let along = |lo: usize, hi: usize| {
-                    let (a, b) = (sheet.positions[lo], sheet.positions[hi]);
-                    (b.y - a.y) / ((b - a).xz().norm()).max(1e-12)
-                };
-                let dx = along(if i > 0 { c - 1 } else { c }, if i + 1 < nx { c + 1 } else { c });
-                let dz = along(if j > 0 { c - nx } else { c }, if j + 1 < nz { c + nx } else { c });
-                let n = Vec3::new(-dx, 1.0, -dz).normalize();
-                [n.x, n.z]
-            })
-            .collect();
+        let x = &sheet.positions;
+        let ground: Vec<Real> = x.iter().map(|p| p.y).collect();
+        let mut slope = vec![[0.0; 2]; nx * nz];
+        slope.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+            for (i, s) in row.iter_mut().enumerate() {
+                let c = i + nx * j;
+                let (l, r) = (if i > 0 { c - 1 } else { c }, if i + 1 < nx { c + 1 } else { c });
+                let (d, u) = (if j > 0 { c - nx } else { c }, if j + 1 < nz { c + nx } else { c });
+                let run = |a: usize, b: usize, axis: usize| (x[b][axis] - x[a][axis]).abs().max(1e-12);
+                *s = [-(x[r].y - x[l].y) / run(l, r, 0), -(x[u].y - x[d].y) / run(d, u, 2)];
+            }
+        });
         (ground, slope)
     }
 }
@@ -257,9 +262,16 @@ impl SurfaceFlow {
 /// The four directions ranked by their angle to the downhill direction `slope` (smallest
 /// first; Algorithm 1), ties in the order `V1..V4`.
 pub fn flow_directions(slope: [Real; 2]) -> [usize; 4] {
+    // Alignment of V1..V4 with the slope; an insertion sort keeps ties in index order.
+    let score = [-slope[0], -slope[1], slope[0], slope[1]];
     let mut order = [0, 1, 2, 3];
-    let score = |k: usize| -(DIRECTIONS[k][0] as Real * slope[0] + DIRECTIONS[k][1] as Real * slope[1]);
-    order.sort_by(|&a, &b| score(a).total_cmp(&score(b)));
+    for a in 1..4 {
+        let mut b = a;
+        while b > 0 && score[order[b]] > score[order[b - 1]] {
+            order.swap(b, b - 1);
+            b -= 1;
+        }
+    }
     order
 }
 
@@ -341,7 +353,7 @@ mod tests {
             for c in 0..counters.len() {
                 if gas.counters[c] > counters[c] {
                     // Every receiver got its particles from higher free surfaces.
-                    let higher_neighbour = (0..4).filter_map(|k| gas.target(c, k).flatten()).any(|n| before[n] > before[c]);
+                    let higher_neighbour = (0..4).filter_map(|k| gas.target_at(c % 31, c / 31, k).flatten()).any(|n| before[n] > before[c]);
                     assert!(higher_neighbour, "node {c} filled from below");
                 }
             }
@@ -352,7 +364,7 @@ mod tests {
         let wet: Vec<usize> = (0..gas.counters.len()).filter(|&c| gas.counters[c] > 0).collect();
         let f = gas.free_surface(&ground);
         for &c in &wet {
-            for n in (0..4).filter_map(|k| gas.target(c, k).flatten()) {
+            for n in (0..4).filter_map(|k| gas.target_at(c % 31, c / 31, k).flatten()) {
                 assert!(f[c] - f[n] < 2.0 * gas.particle_height, "node {c} stands {} m above node {n}", f[c] - f[n]);
             }
         }
