@@ -3,6 +3,8 @@
 //! is lower. Node `(i, j)` is at index `i + nx j`; its neighbours `V1..V4` are `(i-1, j)`,
 //! `(i, j-1)`, `(i+1, j)`, `(i, j+1)`.
 
+pub mod terrain;
+
 use crate::math::{Real, Vec3};
 use crate::solids::mass_spring::ElasticSheet;
 use rayon::prelude::*;
