@@ -127,8 +127,16 @@ fn load(path: Option<&Path>) -> Result<LoadedScene, Error> {
     })
 }
 
+/// Whether the scene file describes a surface flow (a `[surface]` table) rather than a liquid.
+fn is_surface_flow(path: Option<&Path>) -> bool {
+    path.and_then(|p| std::fs::read_to_string(p).ok()).is_some_and(|text| scene::surface::is_surface_scene(&text))
+}
+
 fn run(args: RunArgs) -> anyhow::Result<u8> {
     let threads = set_threads(args.threads)?;
+    if let Some(path) = args.scene.as_deref().filter(|p| is_surface_flow(Some(p))) {
+        return run_surface(path, &args, threads);
+    }
     let mut loaded = load(args.scene.as_deref())?;
     if let Some(frames) = args.frames {
         if frames == 0 {
@@ -202,7 +210,51 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
     }
 }
 
+/// `tidepool run` of a surface-flow scene: frames of automaton steps (no checkpoints).
+fn run_surface(path: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8> {
+    if args.resume {
+        return Err(UsageError("--resume is not supported for surface-flow scenes (they write no checkpoints)".into()).into());
+    }
+    let loaded = scene::surface::load_surface(path)?;
+    let frames = match args.frames {
+        Some(0) => return Err(UsageError("--frames must be at least 1".into()).into()),
+        Some(f) => f,
+        None => loaded.scene.simulation.frames,
+    };
+    let dir = args.out.clone().or_else(|| loaded.scene.output.directory.as_ref().map(PathBuf::from)).unwrap_or_else(|| Path::new("out").join(&loaded.name));
+    let [nx, nz] = loaded.flow.sheet.dims;
+    if !args.quiet {
+        eprintln!("tidepool: simulating {} ({nx} x {nz} nodes, {} particles, {threads} threads)", path.display(), loaded.flow.gas.total());
+        eprintln!("tidepool: writing frames to {}", dir.display());
+    }
+    let bar = ProgressBar::with_draw_target(Some(frames as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
+    bar.set_style(ProgressStyle::with_template("frame {pos}/{len} [{bar:28.cyan/blue}] {msg} | ETA {eta}").expect("valid template").progress_chars("=> "));
+    tidepool::output::surface::run(&loaded, &dir, frames, |s| {
+        bar.set_position(s.frame as u64);
+        bar.set_message(format!("{} particles", s.particles));
+    })?;
+    bar.finish_and_clear();
+    if !args.quiet {
+        eprintln!("tidepool: wrote frames 0..={frames} to {}", dir.display());
+    }
+    Ok(EXIT_OK)
+}
+
 fn check(path: &Path) -> anyhow::Result<u8> {
+    if is_surface_flow(Some(path)) {
+        let loaded = scene::surface::load_surface(path)?;
+        let flow = &loaded.flow;
+        let [nx, nz] = flow.sheet.dims;
+        let sim = &loaded.scene.simulation;
+        let mut out = String::new();
+        let _ = writeln!(out, "scene      {}: valid (surface flow)", path.display());
+        let _ = writeln!(out, "lattice    {nx} x {nz} = {} nodes, spacing {} m", nx * nz, loaded.scene.surface.spacing);
+        let _ = writeln!(out, "water      {} particles of {} m", flow.gas.total(), flow.gas.particle_height);
+        let _ = writeln!(out, "steps      {} frames of {} steps of {} s", sim.frames, sim.steps_per_frame, sim.dt);
+        let _ = writeln!(out, "memory     about {:.1} MiB", (nx * nz * 120) as f64 / 1048576.0);
+        print_stdout(&out)?;
+        return Ok(EXIT_OK);
+    }
     let loaded = scene::load(path)?;
     let grid = loaded.grid;
     let world = World::build(&loaded);

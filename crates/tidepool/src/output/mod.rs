@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod mesh_files;
 pub mod preview;
 pub mod stats;
+pub mod surface;
 pub mod vtk;
 
 use crate::driver::FrameSink;

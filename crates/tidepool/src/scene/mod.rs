@@ -3,6 +3,7 @@
 //! Nothing here simulates.
 
 pub mod schema;
+pub mod surface;
 mod validate;
 
 pub use schema::*;
@@ -45,12 +46,35 @@ pub struct LoadedScene {
 
 /// Reads, parses and validates a scene file. Mesh paths are relative to the scene's directory.
 pub fn load(path: &Path) -> Result<LoadedScene, SceneError> {
-    let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SceneError::new(&label, None, None, &format!("cannot read the scene file: {e}")))?;
-    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scene").to_string();
-    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    parse(&text, &label, &name, Some(path.to_path_buf()), &base)
+    let file = SceneFile::read(path)?;
+    parse(&file.text, &file.label, &file.name, Some(path.to_path_buf()), &file.base_dir)
+}
+
+/// A scene file's text and what errors and relative paths need.
+pub(crate) struct SceneFile {
+    pub text: String,
+    /// The path as shown in errors.
+    pub label: String,
+    /// The file's stem.
+    pub name: String,
+    /// The file's directory.
+    pub base_dir: PathBuf,
+}
+
+impl SceneFile {
+    pub(crate) fn read(path: &Path) -> Result<Self, SceneError> {
+        let label = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SceneError::new(&label, None, None, &format!("cannot read the scene file: {e}")))?;
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scene").to_string();
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(SceneFile { text, label, name, base_dir })
+    }
+}
+
+/// Deserialises scene text, with the position of the first error.
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str, label: &str) -> Result<T, SceneError> {
+    toml::from_str(text).map_err(|e| SceneError::new(label, e.span().map(|s| line_column(text, s.start)), None, e.message()))
 }
 
 /// The built-in default scene.
@@ -67,8 +91,7 @@ pub fn parse(
     path: Option<PathBuf>,
     base_dir: &Path,
 ) -> Result<LoadedScene, SceneError> {
-    let scene: Scene = toml::from_str(text)
-        .map_err(|e| SceneError::new(label, e.span().map(|s| line_column(text, s.start)), None, e.message()))?;
+    let scene: Scene = from_toml(text, label)?;
     let context = validate::Context { text, label, base_dir };
     validate::validate(scene, &context).map(|resolved| LoadedScene {
         scene: resolved.scene,

@@ -17,11 +17,11 @@ pub(super) struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn error(&self, key: &str, message: impl Into<String>) -> SceneError {
+    pub(super) fn error(&self, key: &str, message: impl Into<String>) -> SceneError {
         SceneError::new(self.label, locate(self.text, key), Some(key.to_string()), &message.into())
     }
 
-    fn check(&self, ok: bool, key: &str, message: impl FnOnce() -> String) -> Result<(), SceneError> {
+    pub(super) fn check(&self, ok: bool, key: &str, message: impl FnOnce() -> String) -> Result<(), SceneError> {
         if ok {
             Ok(())
         } else {
@@ -29,11 +29,11 @@ impl Context<'_> {
         }
     }
 
-    fn finite3(&self, v: &[f64; 3], key: &str) -> Result<(), SceneError> {
+    pub(super) fn finite3(&self, v: &[f64; 3], key: &str) -> Result<(), SceneError> {
         self.check(v.iter().all(|c| c.is_finite()), key, || format!("expected three finite numbers, got {v:?}"))
     }
 
-    fn positive(&self, v: f64, key: &str, what: &str) -> Result<(), SceneError> {
+    pub(super) fn positive(&self, v: f64, key: &str, what: &str) -> Result<(), SceneError> {
         self.check(v.is_finite() && v > 0.0, key, || format!("expected a positive {what}, got {v}"))
     }
 }

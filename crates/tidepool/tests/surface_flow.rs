@@ -1,0 +1,60 @@
+//! Surface-flow scenes (a `[surface]` table): every example runs and writes its frames; water
+//! is conserved where nothing adds or removes it; bad values get located errors.
+
+mod common;
+
+use tidepool::scene::surface::{is_surface_scene, load_surface, parse_surface};
+
+#[test]
+fn every_surface_scene_runs_and_writes_its_frames() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(common::scenes_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if path.extension().is_none_or(|e| e != "toml") || !is_surface_scene(&text) {
+            continue;
+        }
+        let loaded = load_surface(&path).unwrap_or_else(|e| panic!("{e}"));
+        let dir = common::temp_dir(&format!("surface-{}", loaded.name));
+        let mut lines = Vec::new();
+        let flow = tidepool::output::surface::run(&loaded, &dir, 2, |s| lines.push(*s)).unwrap();
+        for frame in 0..=2 {
+            for (stem, ext) in [("terrain", "ply"), ("water", "ply"), ("preview", "png")] {
+                assert!(dir.join(format!("{stem}_{frame:04}.{ext}")).is_file(), "{}: no {stem} for frame {frame}", loaded.name);
+            }
+        }
+        let stats = std::fs::read_to_string(dir.join("stats.jsonl")).unwrap();
+        assert_eq!(stats.lines().count(), 3, "{}", loaded.name);
+        for line in stats.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert!(v["particles"].as_u64().is_some() && v["elastic_energy"].as_f64().is_some());
+        }
+        // Particles are only ever moved, rained in, evaporated or run off an open edge.
+        let last = lines.last().unwrap();
+        assert_eq!(last.particles + last.left + last.evaporated, lines[0].particles + last.rained, "{}", loaded.name);
+        assert_eq!(flow.steps, 2 * loaded.scene.simulation.steps_per_frame as u64);
+        names.push(loaded.name);
+    }
+    names.sort();
+    assert_eq!(names.len(), 6, "surface-flow scenes: {names:?}");
+}
+
+#[test]
+fn bad_surface_scenes_get_located_errors() {
+    let head = "[simulation]\nframes = 2\n\n[surface]\n";
+    let cases = [
+        (format!("{head}nodes = [16, 16]\nstiffness = -1.0\n"), Some(6), "positive spring stiffness"),
+        (format!("{head}stiffness = 1.0\n"), Some(4), "missing `nodes"),
+        (format!("{head}nodes = [16, 16]\nstiffness = 1.0\n\n[water]\nparticle_height = 0.0\n"), Some(9), "positive particle height"),
+        (format!("{head}stiffness = 1.0\nterrain.height-map = {{ path = \"nowhere.png\", height = 1.0 }}\n"), Some(6), "nowhere.png"),
+        (format!("{head}nodes = [16, 16]\nstiffness = 1.0\nsprings = 3\n"), Some(7), "unknown field `springs`"),
+        (format!("{head}nodes = [16, 16]\nstiffness = 1.0\n\n[water]\nrain = {{ particles = 1, start = 5.0, end = 1.0 }}\n"), Some(9), "end time after the start"),
+    ];
+    let dir = common::temp_dir("surface-bad");
+    for (text, line, needle) in cases {
+        let err = parse_surface(&text, "bad.toml", "bad", None, &dir).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains(needle), "`{message}` does not mention `{needle}`");
+        assert_eq!(err.position.map(|p| p.0), line, "`{message}`");
+    }
+}
