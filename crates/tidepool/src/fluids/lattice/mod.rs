@@ -98,6 +98,10 @@ impl LatticeGas {
                 }
             }
         });
+        // Each node keeps what it did not send and gathers the bits its neighbours set towards
+        // it (V3 of its left neighbour, V1 of its right one, V4 below, V2 above); bits pointing
+        // off the lattice (set only on an open edge) leave.
+        let nz = self.dims[1];
         let mut counters = vec![0u32; self.counters.len()];
         let out: u64 = counters
             .par_chunks_mut(nx)
@@ -106,15 +110,22 @@ impl LatticeGas {
                 let mut out = 0;
                 for (i, counter) in row.iter_mut().enumerate() {
                     let c = i + nx * j;
-                    *counter = gas.counters[c] - sends[c].count_ones();
-                    for k in 0..4 {
-                        match gas.target_at(i, j, k) {
-                            // The neighbour in direction k sends towards us in the opposite direction.
-                            Some(Some(n)) if sends[n] & (1 << ((k + 2) % 4)) != 0 => *counter += 1,
-                            Some(None) if sends[c] & (1 << k) != 0 => out += 1,
-                            _ => {}
-                        }
+                    let mut n = gas.counters[c] - sends[c].count_ones();
+                    if i > 0 {
+                        n += ((sends[c - 1] >> 2) & 1) as u32;
                     }
+                    if i + 1 < nx {
+                        n += (sends[c + 1] & 1) as u32;
+                    }
+                    if j > 0 {
+                        n += ((sends[c - nx] >> 3) & 1) as u32;
+                    }
+                    if j + 1 < nz {
+                        n += ((sends[c + nx] >> 1) & 1) as u32;
+                    }
+                    *counter = n;
+                    let off = (i == 0) as u8 | ((j == 0) as u8) << 1 | ((i + 1 == nx) as u8) << 2 | ((j + 1 == nz) as u8) << 3;
+                    out += (sends[c] & off).count_ones() as u64;
                 }
                 out
             })
