@@ -94,7 +94,7 @@ pub fn meshes(flow: &SurfaceFlow) -> (TriMesh, TriMesh) {
 /// coloured by depth (a depth of 20 particles is nearly opaque); holes are dark.
 pub fn preview(flow: &SurfaceFlow) -> Vec<u8> {
     let [nx, nz] = flow.sheet.dims;
-    let (_, slope) = flow.terrain();
+    let slope = flow.slopes();
     let zoom = (512 / nx.max(nz)).max(1);
     let mut rgb = Vec::with_capacity(nx * nz * 3 * zoom * zoom);
     for p in 0..nx * nz * zoom * zoom {

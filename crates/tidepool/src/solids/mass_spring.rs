@@ -95,12 +95,12 @@ impl ElasticSheet {
         }
     }
 
-    /// Elastic force on node `c` (eq. 2): each spring pulls its ends together when stretched
+    /// Elastic force on node `(i, j)` (eq. 2): each spring pulls its ends together when stretched
     /// and pushes them apart when compressed, `k (l - |d|) d/|d|` with `d` from the neighbour
     /// to the node.
-    pub fn elastic_force(&self, c: usize) -> Vec3 {
+    pub fn elastic_force(&self, i: usize, j: usize) -> Vec3 {
         let [nx, nz] = self.dims;
-        let (i, j) = (c % nx, c / nx);
+        let c = i + nx * j;
         let x = self.positions[c];
         let spring = |n: usize, rest: Real| {
             let d = x - self.positions[n];
@@ -135,15 +135,19 @@ impl ElasticSheet {
         // over `previous`, which then becomes `positions`.
         let mut previous = std::mem::take(&mut self.previous);
         let sheet = &*self;
-        previous.par_iter_mut().enumerate().for_each(|(c, p)| {
-            let x = sheet.positions[c];
-            if sheet.pinned[c] {
-                *p = x;
-                return;
+        let nx = self.dims[0];
+        previous.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+            for (i, p) in row.iter_mut().enumerate() {
+                let c = i + nx * j;
+                let x = sheet.positions[c];
+                if sheet.pinned[c] {
+                    *p = x;
+                    continue;
+                }
+                let velocity = (x - *p) / h;
+                let force = sheet.elastic_force(i, j) - sheet.damping * velocity + sheet.mass * gravity + external(c);
+                *p = 2.0 * x - *p + force / sheet.mass * h * h;
             }
-            let velocity = (x - *p) / h;
-            let force = sheet.elastic_force(c) - sheet.damping * velocity + sheet.mass * gravity + external(c);
-            *p = 2.0 * x - *p + force / sheet.mass * h * h;
         });
         self.previous = std::mem::replace(&mut self.positions, previous);
     }

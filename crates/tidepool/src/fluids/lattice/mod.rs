@@ -59,41 +59,52 @@ impl LatticeGas {
         self.active[n].then_some(Some(n))
     }
 
-    /// One step of the automaton over ground elevations `ground` with downhill directions
-    /// `slope` (the surface normal projected onto the lattice's plane, per node). Every node
+    /// One step of the automaton over ground elevations `ground(c)` with downhill directions
+    /// `slope(c)` (the surface normal projected onto the lattice's plane; asked for only where
+    /// a node has fewer particles than lower neighbours). Every node
     /// ranks its four directions by their angle to the slope (Algorithm 1) and, in that order,
     /// sends one particle to each neighbour whose free surface stays below its own after the
     /// move (`f_n + beta < f_c - beta`, so no particle is sent back the next step); all nodes
     /// decide on the same state (in parallel), then gather what their neighbours sent them.
     /// Across an open edge the outside counts as ground at the node's own elevation. Returns
     /// the particles moved.
-    pub fn step(&mut self, ground: &[Real], slope: &[[Real; 2]]) -> u64 {
+    pub fn step(&mut self, ground: impl Fn(usize) -> Real + Sync, slope: impl Fn(usize) -> [Real; 2] + Sync) -> u64 {
         let beta = self.particle_height;
         let nx = self.dims[0];
         let gas = &*self;
-        let f = |c: usize| ground[c] + beta * gas.counters[c] as Real;
+        let f = |c: usize| ground(c) + beta * gas.counters[c] as Real;
         // Bit k: one particle goes in direction k.
         let mut sends = vec![0u8; self.counters.len()];
         sends.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
             for (i, bits) in row.iter_mut().enumerate() {
                 let c = i + nx * j;
-                let mut left = gas.counters[c];
-                if left == 0 || !gas.active[c] {
+                let particles = gas.counters[c];
+                if particles == 0 || !gas.active[c] {
                     continue;
                 }
                 let top = f(c) - beta;
-                for k in flow_directions(slope[c]) {
-                    let lower = match gas.target_at(i, j, k) {
+                let mut lower = 0u8;
+                for k in 0..4 {
+                    let below = match gas.target_at(i, j, k) {
                         Some(Some(n)) => f(n) + beta < top,
-                        Some(None) => ground[c] + beta < top,
+                        Some(None) => ground(c) + beta < top,
                         None => false,
                     };
-                    if lower {
+                    lower |= (below as u8) << k;
+                }
+                // With a particle for every lower neighbour the ranking decides nothing.
+                if lower.count_ones() <= particles {
+                    *bits = lower;
+                    continue;
+                }
+                let mut left = particles;
+                for k in flow_directions(slope(c)) {
+                    if left == 0 {
+                        break;
+                    }
+                    if lower & (1 << k) != 0 {
                         *bits |= 1 << k;
                         left -= 1;
-                        if left == 0 {
-                            break;
-                        }
                     }
                 }
             }
@@ -234,8 +245,8 @@ impl SurfaceFlow {
             let wave = wave.map_or(0.0, |w| w.amplitude * (w.wavenumber * (c % nx) as Real * spacing - w.frequency * t).sin());
             Vec3::new(0.0, vertical + wave - weight * gas.counters[c] as Real, 0.0)
         });
-        let (ground, slope) = self.terrain();
-        self.gas.step(&ground, &slope);
+        let sheet = &self.sheet;
+        self.gas.step(|c| sheet.positions[c].y, |c| slope_at(sheet, c));
         let x = &self.exchange;
         let raining = !x.rain.is_empty() && x.rain_window.0 <= t && t <= x.rain_window.1;
         let evaporating = !x.evaporation.is_empty() && t >= x.evaporation_start && self.steps % x.evaporation_every.max(1) == 0;
@@ -249,27 +260,23 @@ impl SurfaceFlow {
         self.steps += 1;
     }
 
-    /// The surface's elevation at each node and its downhill direction: the surface normal
-    /// projected onto the lattice's plane, `(-dy/dx, -dy/dz)` up to a positive factor (which
-    /// does not change the ranking of directions); central differences, one-sided at the
-    /// edges.
-    pub fn terrain(&self) -> (Vec<Real>, Vec<[Real; 2]>) {
-        let sheet = &self.sheet;
-        let [nx, nz] = sheet.dims;
-        let x = &sheet.positions;
-        let ground: Vec<Real> = x.iter().map(|p| p.y).collect();
-        let mut slope = vec![[0.0; 2]; nx * nz];
-        slope.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
-            for (i, s) in row.iter_mut().enumerate() {
-                let c = i + nx * j;
-                let (l, r) = (if i > 0 { c - 1 } else { c }, if i + 1 < nx { c + 1 } else { c });
-                let (d, u) = (if j > 0 { c - nx } else { c }, if j + 1 < nz { c + nx } else { c });
-                let run = |a: usize, b: usize, axis: usize| (x[b][axis] - x[a][axis]).abs().max(1e-12);
-                *s = [-(x[r].y - x[l].y) / run(l, r, 0), -(x[u].y - x[d].y) / run(d, u, 2)];
-            }
-        });
-        (ground, slope)
+    /// The surface's downhill direction at every node ([`slope_at`]).
+    pub fn slopes(&self) -> Vec<[Real; 2]> {
+        (0..self.sheet.positions.len()).into_par_iter().map(|c| slope_at(&self.sheet, c)).collect()
     }
+}
+
+/// The downhill direction of `sheet` at node `c`: the surface normal projected onto the
+/// lattice's plane, `(-dy/dx, -dy/dz)` up to a positive factor (which does not change the
+/// ranking of directions); central differences, one-sided at the edges.
+pub fn slope_at(sheet: &ElasticSheet, c: usize) -> [Real; 2] {
+    let [nx, nz] = sheet.dims;
+    let (i, j) = (c % nx, c / nx);
+    let x = &sheet.positions;
+    let (l, r) = (if i > 0 { c - 1 } else { c }, if i + 1 < nx { c + 1 } else { c });
+    let (d, u) = (if j > 0 { c - nx } else { c }, if j + 1 < nz { c + nx } else { c });
+    let run = |a: usize, b: usize, axis: usize| (x[b][axis] - x[a][axis]).abs().max(1e-12);
+    [-(x[r].y - x[l].y) / run(l, r, 0), -(x[u].y - x[d].y) / run(d, u, 2)]
 }
 
 /// The four directions ranked by their angle to the downhill direction `slope` (smallest
@@ -329,7 +336,7 @@ mod tests {
         let total = gas.total();
         let mut moved = 0;
         for _ in 0..10_000 {
-            moved += gas.step(&ground, &slope);
+            moved += gas.step(|c| ground[c], |c| slope[c]);
             assert_eq!(gas.total(), total);
         }
         assert!(moved > total, "the heap hardly spread: {moved} moves");
@@ -337,7 +344,7 @@ mod tests {
         let mut remaining = gas.total();
         while remaining > 0 {
             let (_, removed) = gas.exchange(&[], &evaporation);
-            gas.step(&ground, &slope);
+            gas.step(|c| ground[c], |c| slope[c]);
             assert_eq!(gas.total(), remaining - removed);
             assert!(removed > 0);
             remaining = gas.total();
@@ -360,7 +367,7 @@ mod tests {
         loop {
             let before = gas.free_surface(&ground);
             let counters = gas.counters.clone();
-            if gas.step(&ground, &slope) == 0 {
+            if gas.step(|c| ground[c], |c| slope[c]) == 0 {
                 break;
             }
             for c in 0..counters.len() {
