@@ -95,57 +95,50 @@ impl ElasticSheet {
         }
     }
 
-    /// Elastic force on node `(i, j)` (eq. 2): each spring pulls its ends together when stretched
-    /// and pushes them apart when compressed, `k (l - |d|) d/|d|` with `d` from the neighbour
-    /// to the node.
-    pub fn elastic_force(&self, i: usize, j: usize) -> Vec3 {
-        let [nx, nz] = self.dims;
-        let c = i + nx * j;
-        let x = self.positions[c];
-        let spring = |n: usize, rest: Real| {
-            let d = x - self.positions[n];
-            let length = d.norm();
-            if length > 0.0 {
-                self.stiffness * (rest - length) / length * d
-            } else {
-                Vec3::zeros()
-            }
-        };
-        let mut force = Vec3::zeros();
-        if i + 1 < nx {
-            force += spring(c + 1, self.rest[0][c]);
+    /// The force of the spring from node `a` to node `b` on node `a` (eq. 2): it pulls the ends
+    /// together when stretched and pushes them apart when compressed,
+    /// `k (l - |d|) d/|d|` with `d = x_a - x_b`.
+    fn spring(&self, a: usize, b: usize, rest: Real) -> Vec3 {
+        let d = self.positions[a] - self.positions[b];
+        let length = d.norm();
+        if length > 0.0 {
+            self.stiffness * (rest - length) / length * d
+        } else {
+            Vec3::zeros()
         }
-        if i > 0 {
-            force += spring(c - 1, self.rest[0][c - 1]);
-        }
-        if j + 1 < nz {
-            force += spring(c + nx, self.rest[1][c]);
-        }
-        if j > 0 {
-            force += spring(c - nx, self.rest[1][c - nx]);
-        }
-        force
     }
 
     /// One Verlet step of length `h` (eq. 6) under the elastic and damping forces, gravity
     /// `gravity` (m/s²) and the external force `external(c)` on each node (N); pinned nodes
-    /// stay. Nodes are updated in parallel.
+    /// stay. Rows are updated in parallel; along a row each spring to the `+x` neighbour is
+    /// evaluated once for both its nodes.
     pub fn step(&mut self, h: Real, gravity: &Vec3, external: impl Fn(usize) -> Vec3 + Sync) {
         // Each node's next position depends on its own previous one only: computed in place
         // over `previous`, which then becomes `positions`.
         let mut previous = std::mem::take(&mut self.previous);
         let sheet = &*self;
-        let nx = self.dims[0];
+        let [nx, nz] = self.dims;
         previous.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+            // The force on this node from the spring to its -x neighbour.
+            let mut from_left = Vec3::zeros();
             for (i, p) in row.iter_mut().enumerate() {
                 let c = i + nx * j;
-                let x = sheet.positions[c];
+                let to_right = if i + 1 < nx { sheet.spring(c, c + 1, sheet.rest[0][c]) } else { Vec3::zeros() };
+                let mut elastic = from_left + to_right;
+                from_left = -to_right;
                 if sheet.pinned[c] {
-                    *p = x;
+                    *p = sheet.positions[c];
                     continue;
                 }
+                if j + 1 < nz {
+                    elastic += sheet.spring(c, c + nx, sheet.rest[1][c]);
+                }
+                if j > 0 {
+                    elastic += sheet.spring(c, c - nx, sheet.rest[1][c - nx]);
+                }
+                let x = sheet.positions[c];
                 let velocity = (x - *p) / h;
-                let force = sheet.elastic_force(i, j) - sheet.damping * velocity + sheet.mass * gravity + external(c);
+                let force = elastic - sheet.damping * velocity + sheet.mass * gravity + external(c);
                 *p = 2.0 * x - *p + force / sheet.mass * h * h;
             }
         });
