@@ -41,10 +41,10 @@ impl LatticeGas {
         self.counters.iter().map(|&c| c as u64).sum()
     }
 
-    /// The free surface's elevation over ground elevations `ground` (eq. 1):
+    /// The free surface's elevation over ground elevations `ground(c)` (eq. 1):
     /// `f = ground + beta counter`.
-    pub fn free_surface(&self, ground: &[Real]) -> Vec<Real> {
-        ground.iter().zip(&self.counters).map(|(g, &n)| g + self.particle_height * n as Real).collect()
+    pub fn free_surface(&self, ground: impl Fn(usize) -> Real + Sync) -> Vec<Real> {
+        (0..self.counters.len()).into_par_iter().map(|c| ground(c) + self.particle_height * self.counters[c] as Real).collect()
     }
 
     /// The neighbour of node `(i, j)` in direction `k`: `Some(Some(n))` inside the lattice,
@@ -72,7 +72,8 @@ impl LatticeGas {
         let beta = self.particle_height;
         let nx = self.dims[0];
         let gas = &*self;
-        let f = |c: usize| ground(c) + beta * gas.counters[c] as Real;
+        let free = gas.free_surface(&ground);
+        let f = |c: usize| free[c];
         // Bit k: one particle goes in direction k.
         let mut sends = vec![0u8; self.counters.len()];
         sends.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
@@ -365,7 +366,7 @@ mod tests {
         let total = gas.total();
         let mut steps = 0;
         loop {
-            let before = gas.free_surface(&ground);
+            let before = gas.free_surface(|c| ground[c]);
             let counters = gas.counters.clone();
             if gas.step(|c| ground[c], |c| slope[c]) == 0 {
                 break;
@@ -382,7 +383,7 @@ mod tests {
         }
         assert_eq!(gas.total(), total);
         let wet: Vec<usize> = (0..gas.counters.len()).filter(|&c| gas.counters[c] > 0).collect();
-        let f = gas.free_surface(&ground);
+        let f = gas.free_surface(|c| ground[c]);
         for &c in &wet {
             for n in (0..4).filter_map(|k| gas.target_at(c % 31, c / 31, k).flatten()) {
                 assert!(f[c] - f[n] < 2.0 * gas.particle_height, "node {c} stands {} m above node {n}", f[c] - f[n]);
