@@ -76,7 +76,10 @@ impl LatticeGas {
         let f = |c: usize| free[c];
         // Bit k: one particle goes in direction k.
         let mut sends = vec![0u8; self.counters.len()];
+        let all_active = self.active.iter().all(|&a| a);
+        let nz = self.dims[1];
         sends.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+            let interior = all_active && j > 0 && j + 1 < nz;
             for (i, bits) in row.iter_mut().enumerate() {
                 let c = i + nx * j;
                 let particles = gas.counters[c];
@@ -85,13 +88,20 @@ impl LatticeGas {
                 }
                 let top = f(c) - beta;
                 let mut lower = 0u8;
-                for k in 0..4 {
-                    let below = match gas.target_at(i, j, k) {
-                        Some(Some(n)) => f(n) + beta < top,
-                        Some(None) => ground(c) + beta < top,
-                        None => false,
-                    };
-                    lower |= (below as u8) << k;
+                if interior && i > 0 && i + 1 < nx {
+                    // Away from edges and holes the neighbours are simply c -+ 1, c -+ nx.
+                    for (k, n) in [c - 1, c - nx, c + 1, c + nx].into_iter().enumerate() {
+                        lower |= ((f(n) + beta < top) as u8) << k;
+                    }
+                } else {
+                    for k in 0..4 {
+                        let below = match gas.target_at(i, j, k) {
+                            Some(Some(n)) => f(n) + beta < top,
+                            Some(None) => ground(c) + beta < top,
+                            None => false,
+                        };
+                        lower |= (below as u8) << k;
+                    }
                 }
                 // With a particle for every lower neighbour the ranking decides nothing.
                 if lower.count_ones() <= particles {
@@ -113,7 +123,6 @@ impl LatticeGas {
         // Each node keeps what it did not send and gathers the bits its neighbours set towards
         // it (V3 of its left neighbour, V1 of its right one, V4 below, V2 above); bits pointing
         // off the lattice (set only on an open edge) leave.
-        let nz = self.dims[1];
         let mut counters = vec![0u32; self.counters.len()];
         let out: u64 = counters
             .par_chunks_mut(nx)
