@@ -110,36 +110,43 @@ impl ElasticSheet {
 
     /// One Verlet step of length `h` (eq. 6) under the elastic and damping forces, gravity
     /// `gravity` (m/s²) and the external force `external(c)` on each node (N); pinned nodes
-    /// stay. Rows are updated in parallel; along a row each spring to the `+x` neighbour is
-    /// evaluated once for both its nodes.
+    /// stay. Bands of rows are updated in parallel; within a band each spring is evaluated
+    /// once for both its nodes (springs between two bands twice).
     pub fn step(&mut self, h: Real, gravity: &Vec3, external: impl Fn(usize) -> Vec3 + Sync) {
         // Each node's next position depends on its own previous one only: computed in place
         // over `previous`, which then becomes `positions`.
         let mut previous = std::mem::take(&mut self.previous);
         let sheet = &*self;
         let [nx, nz] = self.dims;
-        previous.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
-            // The force on this node from the spring to its -x neighbour.
-            let mut from_left = Vec3::zeros();
-            for (i, p) in row.iter_mut().enumerate() {
-                let c = i + nx * j;
-                let to_right = if i + 1 < nx { sheet.spring(c, c + 1, sheet.rest[0][c]) } else { Vec3::zeros() };
-                let mut elastic = from_left + to_right;
-                from_left = -to_right;
-                if sheet.pinned[c] {
-                    *p = sheet.positions[c];
-                    continue;
+        let band = nz.div_ceil(4 * rayon::current_num_threads()).max(1);
+        previous.par_chunks_mut(nx * band).enumerate().for_each(|(b, rows)| {
+            // The force on each node of the current row from the spring to the row below it.
+            let mut from_below: Vec<Vec3> = (0..nx)
+                .map(|i| {
+                    let c = i + nx * b * band;
+                    if c >= nx { sheet.spring(c, c - nx, sheet.rest[1][c - nx]) } else { Vec3::zeros() }
+                })
+                .collect();
+            for (r, row) in rows.chunks_mut(nx).enumerate() {
+                let j = b * band + r;
+                // The force on this node from the spring to its -x neighbour.
+                let mut from_left = Vec3::zeros();
+                for (i, p) in row.iter_mut().enumerate() {
+                    let c = i + nx * j;
+                    let to_right = if i + 1 < nx { sheet.spring(c, c + 1, sheet.rest[0][c]) } else { Vec3::zeros() };
+                    let to_above = if j + 1 < nz { sheet.spring(c, c + nx, sheet.rest[1][c]) } else { Vec3::zeros() };
+                    let elastic = from_left + to_right + from_below[i] + to_above;
+                    from_left = -to_right;
+                    from_below[i] = -to_above;
+                    if sheet.pinned[c] {
+                        *p = sheet.positions[c];
+                        continue;
+                    }
+                    let x = sheet.positions[c];
+                    let velocity = (x - *p) / h;
+                    let force = elastic - sheet.damping * velocity + sheet.mass * gravity + external(c);
+                    *p = 2.0 * x - *p + force / sheet.mass * h * h;
                 }
-                if j + 1 < nz {
-                    elastic += sheet.spring(c, c + nx, sheet.rest[1][c]);
-                }
-                if j > 0 {
-                    elastic += sheet.spring(c, c - nx, sheet.rest[1][c - nx]);
-                }
-                let x = sheet.positions[c];
-                let velocity = (x - *p) / h;
-                let force = elastic - sheet.damping * velocity + sheet.mass * gravity + external(c);
-                *p = 2.0 * x - *p + force / sheet.mass * h * h;
             }
         });
         self.previous = std::mem::replace(&mut self.positions, previous);
