@@ -70,7 +70,7 @@ pub fn poisson(n: usize) -> Value {
 /// 2.7 million particles at 256, 44 million at 1024), pushed down by a vertical force;
 /// `steps` timed steps after 10 of warm-up.
 pub fn lattice(n: usize, steps: u64) -> Value {
-    use crate::fluids::lattice::{LatticeGas, SurfaceFlow, VerticalForce, WaterExchange};
+    use crate::fluids::lattice::{LatticeGas, SurfaceFlow, VerticalForce};
     use crate::solids::mass_spring::ElasticSheet;
     let mut sheet = ElasticSheet::new([n, n], 1.0, |_, _| 0.0, 1.0, 50.0, 0.05);
     sheet.pin_edges();
@@ -80,20 +80,9 @@ pub fn lattice(n: usize, steps: u64) -> Value {
         let (x, z) = ((c % n) as Real - centre, (c / n) as Real - centre);
         *counter = (300.0 * (-(x * x + z * z) / (2.0 * width * width)).exp()) as u32;
     }
-    let mut flow = SurfaceFlow {
-        sheet,
-        gas,
-        gravity: Vec3::zeros(),
-        particle_weight: 0.00005,
-        forces: vec![VerticalForce { magnitude: -0.02, start: 0.0, end: Real::INFINITY }],
-        wave: None,
-        exchange: WaterExchange::default(),
-        dt: 0.1,
-        time: 0.0,
-        steps: 0,
-        rained: 0,
-        evaporated: 0,
-    };
+    let mut flow = SurfaceFlow::new(sheet, gas, 0.1);
+    flow.particle_weight = 0.00005;
+    flow.forces = vec![VerticalForce { magnitude: -0.02, start: 0.0, end: Real::INFINITY }];
     for _ in 0..10 {
         flow.step();
     }

@@ -58,3 +58,14 @@ fn bad_surface_scenes_get_located_errors() {
         assert_eq!(err.position.map(|p| p.0), line, "`{message}`");
     }
 }
+
+/// The water's volume is its particles times their height times the lattice cell's area,
+/// also on a hilly terrain whose springs are longer than the node spacing.
+#[test]
+fn water_volume_counts_lattice_cells_on_hilly_terrain() {
+    let text = "[simulation]\nframes = 1\n\n[surface]\nnodes = [20, 20]\nspacing = 0.5\nstiffness = 1.0\nmass = 4.0\nterrain.gaussian = { centre = [0.0, 0.0], height = 3.0, width = 1.5 }\n\n[water]\nparticle_height = 0.01\ninitial.uniform = { particles = 3 }\n";
+    let loaded = parse_surface(text, "hill.toml", "hill", None, &common::temp_dir("surface-hill")).unwrap();
+    let stats = tidepool::output::surface::SurfaceStats::of(&loaded.flow, 0, 0.0);
+    assert_eq!(stats.particles, 3 * 400);
+    assert!((stats.water_volume - 1200.0 * 0.01 * 0.25).abs() < 1e-12, "volume {}", stats.water_volume);
+}

@@ -39,7 +39,7 @@ pub struct SurfaceStats {
 impl SurfaceStats {
     /// The figures of `flow` at `frame`.
     pub fn of(flow: &SurfaceFlow, frame: u32, wall_seconds: f64) -> Self {
-        let spacing = flow.sheet.rest[0].first().copied().unwrap_or(1.0);
+        let spacing = flow.sheet.spacing;
         let energy = flow.sheet.energy(flow.dt, &flow.gravity);
         let particles = flow.gas.total();
         SurfaceStats {

@@ -296,17 +296,21 @@ fn build(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceFlow, SceneError> 
             let dims = s.nodes.ok_or_else(|| cx.error("surface", "missing `nodes = [nx, nz]` (the lattice's size)"))?;
             cx.check(dims[0] >= 3 && dims[1] >= 3 && dims[0] * dims[1] <= 1 << 24, "surface.nodes", || format!("expected between 3 x 3 and 16.7 million nodes, got {dims:?}"))?;
             let terrain = match spec {
-                TerrainSpec::Flat | TerrainSpec::HeightMap { .. } => Terrain::Flat,
-                TerrainSpec::Gaussian { centre, height, width } => Terrain::Gaussian { centre: *centre, height: *height, width: *width },
-                TerrainSpec::MexicanHat { centre, height, width } => Terrain::MexicanHat { centre: *centre, height: *height, width: *width },
+                TerrainSpec::Gaussian { centre, height, width } => {
+                    cx.positive(*width, "surface.terrain.gaussian.width", "hill width in m")?;
+                    Terrain::Gaussian { centre: *centre, height: *height, width: *width }
+                }
+                TerrainSpec::MexicanHat { centre, height, width } => {
+                    cx.positive(*width, "surface.terrain.mexican-hat.width", "hat width in m")?;
+                    Terrain::MexicanHat { centre: *centre, height: *height, width: *width }
+                }
                 TerrainSpec::Noise { amplitude, scale, seed } => {
                     cx.positive(*scale, "surface.terrain.noise.scale", "noise cell size in m")?;
                     Terrain::Noise { amplitude: *amplitude, scale: *scale, seed: *seed }
                 }
+                // A height map was handled above.
+                TerrainSpec::Flat | TerrainSpec::HeightMap { .. } => Terrain::Flat,
             };
-            if let TerrainSpec::Gaussian { width, .. } | TerrainSpec::MexicanHat { width, .. } = spec {
-                cx.positive(*width, "surface.terrain", "terrain width in m")?;
-            }
             (dims, terrain.sample(dims, s.spacing))
         }
     };
@@ -359,18 +363,11 @@ fn build(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceFlow, SceneError> 
     for (k, f) in scene.forces.iter().enumerate() {
         cx.check(f.magnitude.is_finite() && f.end >= f.start, &format!("force[{k}]"), || format!("expected a finite magnitude and an end after the start, got {f:?}"))?;
     }
-    Ok(SurfaceFlow {
-        sheet,
-        gas,
-        gravity: Vec3::new(0.0, -s.gravity, 0.0),
-        particle_weight: w.particle_weight,
-        forces: scene.forces.iter().map(|f| VerticalForce { magnitude: f.magnitude, start: f.start, end: f.end }).collect(),
-        wave: scene.wave.as_ref().map(|w| HarmonicWave { amplitude: w.amplitude, wavenumber: w.wavenumber, frequency: w.frequency }),
-        exchange,
-        dt: sim.dt,
-        time: 0.0,
-        steps: 0,
-        rained: 0,
-        evaporated: 0,
-    })
+    let mut flow = SurfaceFlow::new(sheet, gas, sim.dt);
+    flow.gravity = Vec3::new(0.0, -s.gravity, 0.0);
+    flow.particle_weight = w.particle_weight;
+    flow.forces = scene.forces.iter().map(|f| VerticalForce { magnitude: f.magnitude, start: f.start, end: f.end }).collect();
+    flow.wave = scene.wave.as_ref().map(|w| HarmonicWave { amplitude: w.amplitude, wavenumber: w.wavenumber, frequency: w.frequency });
+    flow.exchange = exchange;
+    Ok(flow)
 }

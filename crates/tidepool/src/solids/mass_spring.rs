@@ -17,6 +17,8 @@ pub struct ElasticSheet {
     pub previous: Vec<Vec3>,
     /// Rest lengths of the springs to the `+x` and `+z` neighbours (m; 0 where there is none).
     pub rest: [Vec<Real>; 2],
+    /// Distance between neighbouring nodes in the lattice's plane (m).
+    pub spacing: Real,
     /// Nodes held in place (rigid boundary nodes).
     pub pinned: Vec<bool>,
     /// Mass of each node (kg).
@@ -60,6 +62,7 @@ impl ElasticSheet {
             positions,
             rest: [vec![0.0; nx * nz], vec![0.0; nx * nz]],
             pinned: vec![false; nx * nz],
+            spacing,
             mass,
             stiffness,
             damping,

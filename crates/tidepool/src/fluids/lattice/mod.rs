@@ -241,6 +241,25 @@ pub struct SurfaceFlow {
 }
 
 impl SurfaceFlow {
+    /// `gas` on `sheet` at time 0 with step length `dt`: no gravity on the sheet, weightless
+    /// water, no forcing, rain or evaporation (set the public fields for those).
+    pub fn new(sheet: ElasticSheet, gas: LatticeGas, dt: Real) -> Self {
+        SurfaceFlow {
+            sheet,
+            gas,
+            gravity: Vec3::zeros(),
+            particle_weight: 0.0,
+            forces: Vec::new(),
+            wave: None,
+            exchange: WaterExchange::default(),
+            dt,
+            time: 0.0,
+            steps: 0,
+            rained: 0,
+            evaporated: 0,
+        }
+    }
+
     /// One step (sec. 3): the surface moves under its springs, damping, gravity, the water's
     /// weight and the external forces (Verlet); the water then flows over the moved surface,
     /// downhill along its new slope; rain falls and water evaporates.
@@ -248,8 +267,8 @@ impl SurfaceFlow {
         let (t, dt) = (self.time, self.dt);
         let vertical: Real = self.forces.iter().filter(|f| f.start <= t && t <= f.end).map(|f| f.magnitude).sum();
         let (sheet, gas, wave) = (&mut self.sheet, &self.gas, self.wave);
-        let spacing = sheet.rest[0].first().copied().unwrap_or(1.0);
         let nx = sheet.dims[0];
+        let spacing = sheet.spacing;
         let weight = self.particle_weight;
         sheet.step(dt, &self.gravity, |c| {
             let wave = wave.map_or(0.0, |w| w.amplitude * (w.wavenumber * (c % nx) as Real * spacing - w.frequency * t).sin());
@@ -418,20 +437,9 @@ mod tests {
                     }
                 }
             }
-            SurfaceFlow {
-                sheet,
-                gas,
-                gravity: Vec3::zeros(),
-                particle_weight: 0.05,
-                forces: Vec::new(),
-                wave: None,
-                exchange: WaterExchange::default(),
-                dt: 0.1,
-                time: 0.0,
-                steps: 0,
-                rained: 0,
-                evaporated: 0,
-            }
+            let mut flow = SurfaceFlow::new(sheet, gas, 0.1);
+            flow.particle_weight = 0.05;
+            flow
         };
         let mut dry = build(false);
         let mut wet = build(true);
