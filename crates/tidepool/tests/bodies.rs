@@ -2,7 +2,6 @@
 
 mod common;
 
-use common::load;
 use std::f64::consts::PI;
 use tidepool::grid::Location;
 use tidepool::math::{Real, Vec3};
@@ -28,16 +27,8 @@ fn surface_height(world: &World, x: Real, z: Real) -> Real {
 /// density 500 kg/m^3 given by `shape`. Runs 3 s and returns the body's submerged volume
 /// fraction every frame, from the height of the water far from it and `fraction(draft)`.
 fn floating(shape: &str, bottom_offset: Real, fraction: impl Fn(Real) -> Real) -> Vec<Real> {
-    let loaded = load(&format!(
+    let loaded = common::tank("frames = 72", [1.0, 0.5, 0.6], 50, 0.3, &format!(
         r#"
-[simulation]
-frames = 72
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [1.0, 0.5, 0.6]
-resolution = 50
-[[liquid.region]]
-shape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.3, 2.0] }}
 [[body]]
 name = "floater"
 shape.{shape}
@@ -89,16 +80,8 @@ fn floating_ball_displaces_its_weight_of_water() {
 /// `shape` of the given density released at rest; runs `frames` frames at 24 per second and
 /// returns the final world and the per-frame records.
 fn body_in_tank(density: Real, shape: &str, frames: u32) -> (World, Vec<tidepool::driver::FrameRecord>) {
-    let loaded = load(&format!(
+    let loaded = common::tank(&format!("frames = {frames}"), [0.6, 0.6, 0.3], 30, 0.4, &format!(
         r#"
-[simulation]
-frames = {frames}
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [0.6, 0.6, 0.3]
-resolution = 30
-[[liquid.region]]
-shape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.4, 2.0] }}
 [[body]]
 name = "body"
 shape.{shape}
@@ -163,17 +146,7 @@ fn extreme_density_ratios_stay_stable() {
 /// round-off, every substep.
 #[test]
 fn ball_and_liquid_exchange_equal_and_opposite_impulses_every_substep() {
-    let loaded = load(
-        r#"
-[simulation]
-frames = 1
-gravity = [0.0, 0.0, 0.0]
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [0.6, 0.6, 0.3]
-resolution = 30
-[[liquid.region]]
-shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.45, 2.0] }
+    let loaded = common::tank("frames = 1\ngravity = [0.0, 0.0, 0.0]", [0.6, 0.6, 0.3], 30, 0.45, r#"
 [[body]]
 name = "ball"
 shape.sphere = { center = [0.2, 0.25, 0.15], radius = 0.06 }
@@ -201,16 +174,7 @@ velocity = [0.8, 0.3, 0.0]
 /// would move it by `dt v^1`, twice as far.
 #[test]
 fn positions_advance_with_the_half_step_velocity() {
-    let loaded = load(
-        r#"
-[simulation]
-frames = 1
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [0.6, 0.6, 0.3]
-resolution = 30
-[[liquid.region]]
-shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.4, 2.0] }
+    let loaded = common::tank("frames = 1", [0.6, 0.6, 0.3], 30, 0.4, r#"
 [[body]]
 name = "ball"
 shape.sphere = { center = [0.3, 0.25, 0.15], radius = 0.06 }
@@ -231,16 +195,7 @@ density = 2000.0
 /// at least about `-rho V_submerged v` once the flow is set up), and no water is lost.
 #[test]
 fn kinematic_paddle_moves_as_prescribed_and_pushes_the_water() {
-    let loaded = load(
-        r#"
-[simulation]
-frames = 24
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [1.0, 0.5, 0.3]
-resolution = 40
-[[liquid.region]]
-shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.25, 2.0] }
+    let loaded = common::tank("frames = 24", [1.0, 0.5, 0.3], 40, 0.25, r#"
 [[body]]
 name = "paddle"
 kind = "kinematic"
@@ -265,16 +220,7 @@ angular_velocity = [0.0, 0.5, 0.0]
 /// gives for its weight, `m / (rho L W)`, and its hollow stays dry.
 #[test]
 fn thin_walled_boat_floats_dry_at_its_archimedes_draft() {
-    let loaded = load(
-        r#"
-[simulation]
-frames = 36
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [1.2, 0.6, 0.6]
-resolution = 48
-[[liquid.region]]
-shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.25, 2.0] }
+    let loaded = common::tank("frames = 36", [1.2, 0.6, 0.6], 48, 0.25, r#"
 [[body]]
 name = "boat"
 shape.open-box = { min = [0.4, 0.225, 0.15], max = [0.8, 0.375, 0.45], wall = 0.05 }
@@ -311,16 +257,8 @@ fn shell_bowl_floats_dry_at_its_archimedes_draft() {
     let path = std::env::temp_dir().join(format!("tidepool-bowl-{}.obj", std::process::id()));
     std::fs::write(&path, bowl_obj(r, 48, 16)).unwrap();
     let rim = Vec3::new(0.6, 0.37, 0.3);
-    let loaded = load(&format!(
+    let loaded = common::tank("frames = 36", [1.2, 0.6, 0.6], 48, 0.25, &format!(
         r#"
-[simulation]
-frames = 36
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [1.2, 0.6, 0.6]
-resolution = 48
-[[liquid.region]]
-shape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.25, 2.0] }}
 [[body]]
 name = "bowl"
 shape.shell = {{ path = "{}", thickness = {t}, translate = [{}, {}, {}] }}
@@ -386,16 +324,7 @@ fn bowl_obj(r: Real, segments: usize, rings: usize) -> String {
 /// frame, whatever the water does.
 #[test]
 fn kinematic_body_follows_its_path() {
-    let loaded = load(
-        r#"
-[simulation]
-frames = 24
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [1.0, 0.5, 0.4]
-resolution = 30
-[[liquid.region]]
-shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.2, 2.0] }
+    let loaded = common::tank("frames = 24", [1.0, 0.5, 0.4], 30, 0.2, r#"
 [[body]]
 name = "plunger"
 kind = "kinematic"

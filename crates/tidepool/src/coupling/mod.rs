@@ -321,10 +321,11 @@ fn coupled_faces(grid: &Grid, phi: &Array3<Real>, static_solids: &StaticSolids, 
             });
             let upper = (f[axis] < grid.dims[axis]).then_some(f);
             let is = |a: &Array3<bool>, c: Option<[usize; 3]>| c.is_some_and(|c| a.get(c[0], c[1], c[2]));
-            let unknown_entry = |c: Option<[usize; 3]>, sign: Real| is(unknown, c).then(|| (unknown.index(c.unwrap()[0], c.unwrap()[1], c.unwrap()[2]), sign));
+            let unknown_entry = |c: Option<[usize; 3]>, sign: Real| c.filter(|c| unknown.get(c[0], c[1], c[2])).map(|c| (unknown.index(c[0], c[1], c[2]), sign));
             let cells = [unknown_entry(lower, 1.0), unknown_entry(upper, -1.0)];
-            let both_liquid = is(liquid, lower) && is(liquid, upper);
-            let theta = match (is(liquid, lower), is(liquid, upper)) {
+            let (lower_liquid, upper_liquid) = (is(liquid, lower), is(liquid, upper));
+            let both_liquid = lower_liquid && upper_liquid;
+            let theta = match (lower_liquid, upper_liquid) {
                 (true, true) => 1.0,
                 (true, false) => theta_of(free_surface(lower?, axis, 1, upper)),
                 (false, true) => theta_of(free_surface(upper?, axis, 0, lower)),

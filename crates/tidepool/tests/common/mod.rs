@@ -12,6 +12,16 @@ pub fn load(text: &str) -> LoadedScene {
     scene::parse(text, "test.toml", "test", None, &scenes_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A closed tank from the origin to `max`, `resolution` cells along x, filled with water up to
+/// `level`; `simulation` holds the `[simulation]` keys and `rest` the tables that follow
+/// (bodies, obstacles).
+pub fn tank(simulation: &str, max: [f64; 3], resolution: u32, level: f64, rest: &str) -> LoadedScene {
+    load(&format!(
+        "[simulation]\n{simulation}\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = {max:?}\nresolution = {resolution}\n\
+         [[liquid.region]]\nshape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, {level:?}, 2.0] }}\n{rest}"
+    ))
+}
+
 /// The repository's `scenes/` directory.
 pub fn scenes_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
