@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tidepool::driver::RunOutcome;
 use tidepool::output::{self, RunInfo};
-use tidepool::scene::{self, LoadedScene};
+use tidepool::scene::surface::LoadedSurfaceScene;
+use tidepool::scene::{self, AnyScene};
 use tidepool::session;
 use tidepool::world::World;
 use tidepool::{Error, SceneError};
@@ -120,24 +121,15 @@ fn set_threads(threads: Option<usize>) -> anyhow::Result<usize> {
     Ok(rayon::current_num_threads())
 }
 
-fn load(path: Option<&Path>) -> Result<LoadedScene, Error> {
-    Ok(match path {
-        Some(p) => scene::load(p)?,
-        None => scene::load_default()?,
-    })
-}
-
-/// Whether the scene file describes a surface flow (a `[surface]` table) rather than a liquid.
-fn is_surface_flow(path: Option<&Path>) -> bool {
-    path.and_then(|p| std::fs::read_to_string(p).ok()).is_some_and(|text| scene::surface::is_surface_scene(&text))
-}
-
 fn run(args: RunArgs) -> anyhow::Result<u8> {
     let threads = set_threads(args.threads)?;
-    if let Some(path) = args.scene.as_deref().filter(|p| is_surface_flow(Some(p))) {
-        return run_surface(path, &args, threads);
-    }
-    let mut loaded = load(args.scene.as_deref())?;
+    let mut loaded = match args.scene.as_deref() {
+        Some(path) => match scene::load_any(path)? {
+            AnyScene::Surface(loaded) => return run_surface(&loaded, path, &args, threads),
+            AnyScene::Liquid(loaded) => loaded,
+        },
+        None => scene::load_default()?,
+    };
     if let Some(frames) = args.frames {
         if frames == 0 {
             return Err(UsageError("--frames must be at least 1".into()).into());
@@ -211,11 +203,10 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
 }
 
 /// `tidepool run` of a surface-flow scene: frames of automaton steps (no checkpoints).
-fn run_surface(path: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8> {
+fn run_surface(loaded: &LoadedSurfaceScene, path: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8> {
     if args.resume {
         return Err(UsageError("--resume is not supported for surface-flow scenes (they write no checkpoints)".into()).into());
     }
-    let loaded = scene::surface::load_surface(path)?;
     let frames = match args.frames {
         Some(0) => return Err(UsageError("--frames must be at least 1".into()).into()),
         Some(f) => f,
@@ -229,7 +220,7 @@ fn run_surface(path: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8
     }
     let bar = ProgressBar::with_draw_target(Some(frames as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
     bar.set_style(ProgressStyle::with_template("frame {pos}/{len} [{bar:28.cyan/blue}] {msg} | ETA {eta}").expect("valid template").progress_chars("=> "));
-    tidepool::output::surface::run(&loaded, &dir, frames, |s| {
+    tidepool::output::surface::run(loaded, &dir, frames, |s| {
         bar.set_position(s.frame as u64);
         bar.set_message(format!("{} particles", s.particles));
     })?;
@@ -241,21 +232,22 @@ fn run_surface(path: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8
 }
 
 fn check(path: &Path) -> anyhow::Result<u8> {
-    if is_surface_flow(Some(path)) {
-        let loaded = scene::surface::load_surface(path)?;
-        let flow = &loaded.flow;
-        let [nx, nz] = flow.sheet.dims;
-        let sim = &loaded.scene.simulation;
-        let mut out = String::new();
-        let _ = writeln!(out, "scene      {}: valid (surface flow)", path.display());
-        let _ = writeln!(out, "lattice    {nx} x {nz} = {} nodes, spacing {} m", nx * nz, loaded.scene.surface.spacing);
-        let _ = writeln!(out, "water      {} particles of {} m", flow.gas.total(), flow.gas.particle_height);
-        let _ = writeln!(out, "steps      {} frames of {} steps of {} s", sim.frames, sim.steps_per_frame, sim.dt);
-        let _ = writeln!(out, "memory     about {:.1} MiB", (nx * nz * 120) as f64 / 1048576.0);
-        print_stdout(&out)?;
-        return Ok(EXIT_OK);
-    }
-    let loaded = scene::load(path)?;
+    let loaded = match scene::load_any(path)? {
+        AnyScene::Liquid(loaded) => loaded,
+        AnyScene::Surface(loaded) => {
+            let flow = &loaded.flow;
+            let [nx, nz] = flow.sheet.dims;
+            let sim = &loaded.scene.simulation;
+            let mut out = String::new();
+            let _ = writeln!(out, "scene      {}: valid (surface flow)", path.display());
+            let _ = writeln!(out, "lattice    {nx} x {nz} = {} nodes, spacing {} m", nx * nz, loaded.scene.surface.spacing);
+            let _ = writeln!(out, "water      {} particles of {} m", flow.gas.total(), flow.gas.particle_height);
+            let _ = writeln!(out, "steps      {} frames of {} steps of {} s", sim.frames, sim.steps_per_frame, sim.dt);
+            let _ = writeln!(out, "memory     about {:.1} MiB", (nx * nz * 120) as f64 / 1048576.0);
+            print_stdout(&out)?;
+            return Ok(EXIT_OK);
+        }
+    };
     let grid = loaded.grid;
     let world = World::build(&loaded);
     let sim = &loaded.scene.simulation;

@@ -50,6 +50,26 @@ pub fn load(path: &Path) -> Result<LoadedScene, SceneError> {
     parse(&file.text, &file.label, &file.name, Some(path.to_path_buf()), &file.base_dir)
 }
 
+/// A scene of either kind.
+#[derive(Clone, Debug)]
+pub enum AnyScene {
+    /// Liquid in a box, with obstacles and bodies.
+    Liquid(LoadedScene),
+    /// Water as a lattice gas on an elastic sheet (a file with a `[surface]` table).
+    Surface(surface::LoadedSurfaceScene),
+}
+
+/// Reads a scene file once and parses it as the kind it is (see [`surface::is_surface_scene`]).
+pub fn load_any(path: &Path) -> Result<AnyScene, SceneError> {
+    let file = SceneFile::read(path)?;
+    let path = Some(path.to_path_buf());
+    Ok(if surface::is_surface_scene(&file.text) {
+        AnyScene::Surface(surface::parse_surface(&file.text, &file.label, &file.name, path, &file.base_dir)?)
+    } else {
+        AnyScene::Liquid(parse(&file.text, &file.label, &file.name, path, &file.base_dir)?)
+    })
+}
+
 /// A scene file's text and what errors and relative paths need.
 pub(crate) struct SceneFile {
     pub text: String,
