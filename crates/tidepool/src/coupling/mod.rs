@@ -362,9 +362,14 @@ type SparseVector = Vec<(usize, Real)>;
 pub struct CoupledSystem<'a, 's> {
     /// The liquid's Poisson matrix without the coupled faces.
     pressure: Stencil7,
+    /// Sorted by solid.
     faces: Vec<CoupledFace>,
-    /// Per solid: the indices of its coupled faces.
-    by_solid: Vec<Vec<usize>>,
+    /// Per solid: the range of its coupled faces.
+    by_solid: Vec<std::ops::Range<usize>>,
+    /// The faces' points, for the solids' impulse responses.
+    points: Vec<Vec3>,
+    /// Room for the faces' impulses and the velocity changes they cause (one apply at a time).
+    scratch: Mutex<(Vec<Vec3>, Vec<Vec3>)>,
     solids: &'a [&'s mut dyn CoupledSolid],
     /// `rho dx^3`: the mass of liquid in one cell.
     cell_mass: Real,
@@ -378,17 +383,18 @@ pub struct CoupledSystem<'a, 's> {
 impl CoupledSystem<'_, '_> {
     /// Adds `rho dx^3 J K J^T mu` to `y` (the impulse block's solid part).
     fn add_solid_response(&self, mu: &[Real], y: &mut [Real]) {
-        for (s, faces) in self.by_solid.iter().enumerate() {
-            if faces.is_empty() {
-                continue;
+        let mut scratch = self.scratch.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (impulses, changes) = &mut *scratch;
+        for (f, face) in self.faces.iter().enumerate() {
+            impulses[f] = Vec3::ith(face.axis, self.cell_mass * mu[f]);
+        }
+        for (solid, range) in self.solids.iter().zip(&self.by_solid) {
+            if !range.is_empty() {
+                solid.impulse_response(&self.points[range.clone()], &impulses[range.clone()], &mut changes[range.clone()]);
             }
-            let points: Vec<Vec3> = faces.iter().map(|&f| self.faces[f].point).collect();
-            let impulses: Vec<Vec3> = faces.iter().map(|&f| self.cell_mass * mu[f] * Vec3::ith(self.faces[f].axis, 1.0)).collect();
-            let mut changes = vec![Vec3::zeros(); faces.len()];
-            self.solids[s].impulse_response(&points, &impulses, &mut changes);
-            for (&f, change) in faces.iter().zip(&changes) {
-                y[f] += change[self.faces[f].axis];
-            }
+        }
+        for (f, face) in self.faces.iter().enumerate() {
+            y[f] += changes[f][face.axis];
         }
     }
 
@@ -562,7 +568,8 @@ fn assemble<'a, 's>(
             })
         })
     };
-    let faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual);
+    let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual);
+    faces.sort_by_key(|f| f.solid);
     let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual));
     let n_cells = grid.cell_count();
     let candidates: Vec<SparseVector> = pressure
@@ -581,12 +588,11 @@ fn assemble<'a, 's>(
         let u = velocity.faces[f.axis].get(f.index[0], f.index[1], f.index[2]);
         -(u - solids[f.solid].velocity_at(&f.point)[f.axis])
     }));
-    let mut by_solid = vec![Vec::new(); solids.len()];
-    for (i, f) in faces.iter().enumerate() {
-        by_solid[f.solid].push(i);
-    }
+    let by_solid = (0..solids.len()).map(|s| faces.partition_point(|f| f.solid < s)..faces.partition_point(|f| f.solid <= s)).collect();
+    let points = faces.iter().map(|f| f.point).collect();
+    let scratch = Mutex::new((vec![Vec3::zeros(); faces.len()], vec![Vec3::zeros(); faces.len()]));
     let cell_mass = density * grid.dx.powi(3);
-    let mut system = CoupledSystem { pressure, faces, by_solid, solids, cell_mass, nullspace: Vec::new() };
+    let mut system = CoupledSystem { pressure, faces, by_solid, points, scratch, solids, cell_mass, nullspace: Vec::new() };
     // A region's uniform pressure is in the nullspace only if it pushes no solid as a whole
     // (a solid touching a wall or the region's edge is pushed): keep the candidates the
     // operator maps to zero.
@@ -638,13 +644,13 @@ pub fn project(
         let preconditioner = CoupledPreconditioner::new(&system.pressure, &system.faces, system.impulse_diagonal());
         pcg(&system, &preconditioner, &rhs, &mut solution, params)
     };
-    let CoupledSystem { faces, cell_mass, .. } = system;
+    let CoupledSystem { faces, by_solid, points, cell_mass, .. } = system;
     let n = grid.cell_count();
     let q = Array3::from_vec(grid.dims, solution[..n].to_vec());
     let mu = &solution[n..];
     let mut valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &dual));
     let mut impulse_on_liquid = Vec3::zeros();
-    let mut per_solid: Vec<(Vec<Vec3>, Vec<Vec3>)> = vec![(Vec::new(), Vec::new()); solids.len()];
+    let mut on_solids = Vec::with_capacity(faces.len());
     for (f, face) in faces.iter().enumerate() {
         let [i, j, k] = face.index;
         let u = velocity.faces[face.axis].get(i, j, k);
@@ -652,11 +658,10 @@ pub fn project(
         valid[face.axis].set(i, j, k, true);
         let impulse = Vec3::ith(face.axis, cell_mass * mu[f]);
         impulse_on_liquid += impulse;
-        per_solid[face.solid].0.push(face.point);
-        per_solid[face.solid].1.push(-impulse);
+        on_solids.push(-impulse);
     }
-    for (solid, (points, impulses)) in solids.iter_mut().zip(&per_solid) {
-        solid.apply_impulses(points, impulses);
+    for (solid, range) in solids.iter_mut().zip(by_solid) {
+        solid.apply_impulses(&points[range.clone()], &on_solids[range]);
     }
     let to_pascal = 1.0 / to_scaled;
     *pressure = q.par_map(|i, j, k, v| if unknown.get(i, j, k) { v * to_pascal } else { 0.0 });
