@@ -105,7 +105,7 @@ impl ElasticSheet {
         let d = self.positions[a] - self.positions[b];
         let length = d.norm();
         if length > 0.0 {
-            self.stiffness * (rest - length) / length * d
+            (self.stiffness * (rest / length - 1.0)) * d
         } else {
             Vec3::zeros()
         }
@@ -122,6 +122,9 @@ impl ElasticSheet {
         let sheet = &*self;
         let [nx, nz] = self.dims;
         let band = nz.div_ceil(4 * rayon::current_num_threads()).max(1);
+        // Multiplications by these instead of divisions by h and m in the loop.
+        let (damping_per_h, h2_per_mass) = (sheet.damping / h, h * h / sheet.mass);
+        let weight = sheet.mass * gravity;
         previous.par_chunks_mut(nx * band).enumerate().for_each(|(b, rows)| {
             // The force on each node of the current row from the spring to the row below it.
             let mut from_below: Vec<Vec3> = (0..nx)
@@ -146,9 +149,8 @@ impl ElasticSheet {
                         continue;
                     }
                     let x = sheet.positions[c];
-                    let velocity = (x - *p) / h;
-                    let force = elastic - sheet.damping * velocity + sheet.mass * gravity + external(c);
-                    *p = 2.0 * x - *p + force / sheet.mass * h * h;
+                    let force = elastic - damping_per_h * (x - *p) + weight + external(c);
+                    *p = 2.0 * x - *p + h2_per_mass * force;
                 }
             }
         });

@@ -27,13 +27,26 @@ pub struct LatticeGas {
     pub open: bool,
     /// Particles that left across the open boundary so far.
     pub left: u64,
+    /// Work arrays of [`LatticeGas::step`], kept between steps.
+    scratch: Scratch,
+}
+
+/// Per-node work arrays of one automaton step.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// Free-surface elevations.
+    free: Vec<Real>,
+    /// Bit k: one particle goes in direction k.
+    sends: Vec<u8>,
+    /// The counters after the step.
+    next: Vec<u32>,
 }
 
 impl LatticeGas {
     /// A closed, dry lattice with every node active.
     pub fn new(dims: [usize; 2], particle_height: Real) -> Self {
         let n = dims[0] * dims[1];
-        LatticeGas { dims, counters: vec![0; n], active: vec![true; n], particle_height, open: false, left: 0 }
+        LatticeGas { dims, counters: vec![0; n], active: vec![true; n], particle_height, open: false, left: 0, scratch: Scratch::default() }
     }
 
     /// Particles on the lattice.
@@ -44,7 +57,14 @@ impl LatticeGas {
     /// The free surface's elevation over ground elevations `ground(c)` (eq. 1):
     /// `f = ground + beta counter`.
     pub fn free_surface(&self, ground: impl Fn(usize) -> Real + Sync) -> Vec<Real> {
-        (0..self.counters.len()).into_par_iter().map(|c| ground(c) + self.particle_height * self.counters[c] as Real).collect()
+        let mut free = vec![0.0; self.counters.len()];
+        self.fill_free_surface(&ground, &mut free);
+        free
+    }
+
+    /// [`LatticeGas::free_surface`] written into `free`.
+    fn fill_free_surface(&self, ground: impl Fn(usize) -> Real + Sync, free: &mut [Real]) {
+        free.par_iter_mut().enumerate().for_each(|(c, f)| *f = ground(c) + self.particle_height * self.counters[c] as Real);
     }
 
     /// The neighbour of node `(i, j)` in direction `k`: `Some(Some(n))` inside the lattice,
@@ -71,16 +91,22 @@ impl LatticeGas {
     pub fn step(&mut self, ground: impl Fn(usize) -> Real + Sync, slope: impl Fn(usize) -> [Real; 2] + Sync) -> u64 {
         let beta = self.particle_height;
         let nx = self.dims[0];
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let nodes = self.counters.len();
+        scratch.free.resize(nodes, 0.0);
+        scratch.sends.resize(nodes, 0);
+        scratch.next.resize(nodes, 0);
+        let Scratch { free, sends, next } = &mut scratch;
         let gas = &*self;
-        let free = gas.free_surface(&ground);
+        gas.fill_free_surface(&ground, free);
+        let free = &*free;
         let f = |c: usize| free[c];
-        // Bit k: one particle goes in direction k.
-        let mut sends = vec![0u8; self.counters.len()];
         let all_active = self.active.iter().all(|&a| a);
         let nz = self.dims[1];
         sends.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
             let interior = all_active && j > 0 && j + 1 < nz;
             for (i, bits) in row.iter_mut().enumerate() {
+                *bits = 0;
                 let c = i + nx * j;
                 let particles = gas.counters[c];
                 if particles == 0 || !gas.active[c] {
@@ -123,12 +149,12 @@ impl LatticeGas {
         // Each node keeps what it did not send and gathers the bits its neighbours set towards
         // it (V3 of its left neighbour, V1 of its right one, V4 below, V2 above); bits pointing
         // off the lattice (set only on an open edge) leave.
-        let mut counters = vec![0u32; self.counters.len()];
-        let out: u64 = counters
+        let sends = &*sends;
+        let (out, moved) = next
             .par_chunks_mut(nx)
             .enumerate()
             .map(|(j, row)| {
-                let mut out = 0;
+                let (mut out, mut moved) = (0, 0);
                 for (i, counter) in row.iter_mut().enumerate() {
                     let c = i + nx * j;
                     let mut n = gas.counters[c] - sends[c].count_ones();
@@ -147,13 +173,15 @@ impl LatticeGas {
                     *counter = n;
                     let off = (i == 0) as u8 | ((j == 0) as u8) << 1 | ((i + 1 == nx) as u8) << 2 | ((j + 1 == nz) as u8) << 3;
                     out += (sends[c] & off).count_ones() as u64;
+                    moved += sends[c].count_ones() as u64;
                 }
-                out
+                (out, moved)
             })
-            .sum();
-        self.counters = counters;
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        std::mem::swap(&mut self.counters, &mut scratch.next);
+        self.scratch = scratch;
         self.left += out;
-        sends.iter().map(|b| b.count_ones() as u64).sum()
+        moved
     }
 
     /// Precipitation and evaporation (eq. 7): adds `rain[c]` particles to every active node
