@@ -1,6 +1,6 @@
 //! Symmetric seven-point matrices on a 3D index box and their MIC(0) preconditioner.
 
-use crate::{LinearOperator, Preconditioner};
+use crate::{FreeSetPreconditioner, LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
 /// A symmetric matrix whose row for index `(i, j, k)` couples it only to its six axis
@@ -147,97 +147,153 @@ impl<'a> Mic0<'a> {
 
     /// Factorises `matrix`; `tau = 0` gives plain IC(0).
     pub fn with_parameters(matrix: &'a Stencil7, tau: f64, sigma: f64) -> Self {
-        let [nx, ny, nz] = matrix.dims;
-        let slab = nx * ny;
-        let mut p = vec![0.0; matrix.diag.len()];
-        let [ax, ay, az] = &matrix.plus;
-        for k in 0..nz {
-            for j in 0..ny {
-                for i in 0..nx {
-                    let c = i + nx * j + slab * k;
-                    let d = matrix.diag[c];
-                    if d == 0.0 {
-                        continue;
-                    }
-                    let mut e = d;
-                    if i > 0 {
-                        let b = c - 1;
-                        let t = ax[b] * p[b];
-                        e -= t * t + tau * ax[b] * (ay[b] + az[b]) * p[b] * p[b];
-                    }
-                    if j > 0 {
-                        let b = c - nx;
-                        let t = ay[b] * p[b];
-                        e -= t * t + tau * ay[b] * (ax[b] + az[b]) * p[b] * p[b];
-                    }
-                    if k > 0 {
-                        let b = c - slab;
-                        let t = az[b] * p[b];
-                        e -= t * t + tau * az[b] * (ax[b] + ay[b]) * p[b] * p[b];
-                    }
-                    if e < sigma * d {
-                        e = d;
-                    }
-                    p[c] = 1.0 / e.sqrt();
+        Mic0 { matrix, inv_sqrt_pivot: mic0_pivots(matrix, tau, sigma) }
+    }
+}
+
+/// `1 / sqrt(E_cc)` of the MIC(0) factorisation of `matrix` per active row, 0 elsewhere.
+fn mic0_pivots(matrix: &Stencil7, tau: f64, sigma: f64) -> Vec<f64> {
+    let [nx, ny, nz] = matrix.dims;
+    let slab = nx * ny;
+    let mut p = vec![0.0; matrix.diag.len()];
+    let [ax, ay, az] = &matrix.plus;
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let c = i + nx * j + slab * k;
+                let d = matrix.diag[c];
+                if d == 0.0 {
+                    continue;
                 }
+                let mut e = d;
+                if i > 0 {
+                    let b = c - 1;
+                    let t = ax[b] * p[b];
+                    e -= t * t + tau * ax[b] * (ay[b] + az[b]) * p[b] * p[b];
+                }
+                if j > 0 {
+                    let b = c - nx;
+                    let t = ay[b] * p[b];
+                    e -= t * t + tau * ay[b] * (ax[b] + az[b]) * p[b] * p[b];
+                }
+                if k > 0 {
+                    let b = c - slab;
+                    let t = az[b] * p[b];
+                    e -= t * t + tau * az[b] * (ax[b] + ay[b]) * p[b] * p[b];
+                }
+                if e < sigma * d {
+                    e = d;
+                }
+                p[c] = 1.0 / e.sqrt();
             }
         }
-        Mic0 { matrix, inv_sqrt_pivot: p }
     }
+    p
 }
 
 impl Preconditioner for Mic0<'_> {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
-        let m = self.matrix;
-        let [nx, ny, nz] = m.dims;
-        let slab = nx * ny;
-        let p = &self.inv_sqrt_pivot;
-        let [ax, ay, az] = &m.plus;
-        // Forward substitution: q = (F + E)^-1 r, stored in z.
-        for k in 0..nz {
-            for j in 0..ny {
-                for i in 0..nx {
-                    let c = i + nx * j + slab * k;
-                    if p[c] == 0.0 {
-                        z[c] = 0.0;
-                        continue;
+        mic0_solve(self.matrix, &self.inv_sqrt_pivot, r, z);
+    }
+}
+
+/// `z = M^-1 r` for the MIC(0) factorisation of `m` with pivots `p` ([`mic0_pivots`]).
+fn mic0_solve(m: &Stencil7, p: &[f64], r: &[f64], z: &mut [f64]) {
+    let [nx, ny, nz] = m.dims;
+    let slab = nx * ny;
+    let [ax, ay, az] = &m.plus;
+    // Forward substitution: q = (F + E)^-1 r, stored in z.
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let c = i + nx * j + slab * k;
+                if p[c] == 0.0 {
+                    z[c] = 0.0;
+                    continue;
+                }
+                let mut t = r[c];
+                if i > 0 {
+                    t -= ax[c - 1] * p[c - 1] * z[c - 1];
+                }
+                if j > 0 {
+                    t -= ay[c - nx] * p[c - nx] * z[c - nx];
+                }
+                if k > 0 {
+                    t -= az[c - slab] * p[c - slab] * z[c - slab];
+                }
+                z[c] = t * p[c];
+            }
+        }
+    }
+    // Backward substitution: z = (F + E)^-T E q, in place.
+    for k in (0..nz).rev() {
+        for j in (0..ny).rev() {
+            for i in (0..nx).rev() {
+                let c = i + nx * j + slab * k;
+                if p[c] == 0.0 {
+                    continue;
+                }
+                let mut t = z[c];
+                if i + 1 < nx {
+                    t -= ax[c] * p[c] * z[c + 1];
+                }
+                if j + 1 < ny {
+                    t -= ay[c] * p[c] * z[c + nx];
+                }
+                if k + 1 < nz {
+                    t -= az[c] * p[c] * z[c + slab];
+                }
+                z[c] = t * p[c];
+            }
+        }
+    }
+}
+
+impl Stencil7 {
+    /// The principal submatrix on the rows where `keep` is true: the other rows and their
+    /// couplings become zero (inactive). Kept rows keep their diagonals, so a dropped neighbour
+    /// acts as a fixed zero value.
+    pub fn restricted(&self, keep: &[bool]) -> Stencil7 {
+        let mut m = self.clone();
+        m.floating.clear();
+        for c in 0..m.diag.len() {
+            if !keep[c] {
+                m.diag[c] = 0.0;
+                for a in 0..3 {
+                    m.plus[a][c] = 0.0;
+                    if let Some(b) = self.neighbour(c, a, false) {
+                        m.plus[a][b] = 0.0;
                     }
-                    let mut t = r[c];
-                    if i > 0 {
-                        t -= ax[c - 1] * p[c - 1] * z[c - 1];
-                    }
-                    if j > 0 {
-                        t -= ay[c - nx] * p[c - nx] * z[c - nx];
-                    }
-                    if k > 0 {
-                        t -= az[c - slab] * p[c - slab] * z[c - slab];
-                    }
-                    z[c] = t * p[c];
                 }
             }
         }
-        // Backward substitution: z = (F + E)^-T E q, in place.
-        for k in (0..nz).rev() {
-            for j in (0..ny).rev() {
-                for i in (0..nx).rev() {
-                    let c = i + nx * j + slab * k;
-                    if p[c] == 0.0 {
-                        continue;
-                    }
-                    let mut t = z[c];
-                    if i + 1 < nx {
-                        t -= ax[c] * p[c] * z[c + 1];
-                    }
-                    if j + 1 < ny {
-                        t -= ay[c] * p[c] * z[c + nx];
-                    }
-                    if k + 1 < nz {
-                        t -= az[c] * p[c] * z[c + slab];
-                    }
-                    z[c] = t * p[c];
-                }
-            }
-        }
+        m
+    }
+}
+
+/// MIC(0) of a [`Stencil7`]'s principal submatrix on a changing free set: the preconditioner
+/// [`crate::mprgp`] applies on the free variables.
+pub struct FreeSetMic0<'a> {
+    matrix: &'a Stencil7,
+    free: Stencil7,
+    inv_sqrt_pivot: Vec<f64>,
+}
+
+impl<'a> FreeSetMic0<'a> {
+    /// A preconditioner for `matrix`, restricted once the solver sets a free set.
+    pub fn new(matrix: &'a Stencil7) -> Self {
+        FreeSetMic0 { matrix, free: matrix.clone(), inv_sqrt_pivot: mic0_pivots(matrix, Mic0::TAU, Mic0::SIGMA) }
+    }
+}
+
+impl FreeSetPreconditioner for FreeSetMic0<'_> {
+    fn set_free(&mut self, free: &[bool]) {
+        self.free = self.matrix.restricted(free);
+        self.inv_sqrt_pivot = mic0_pivots(&self.free, Mic0::TAU, Mic0::SIGMA);
+    }
+
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        mic0_solve(&self.free, &self.inv_sqrt_pivot, r, z);
     }
 }
 
