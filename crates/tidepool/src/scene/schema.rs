@@ -119,6 +119,12 @@ pub enum Boundary {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Liquid {
+    /// How the liquid is simulated.
+    #[serde(default)]
+    pub method: LiquidMethod,
+    /// Settings of the FLIP method (`method = "flip"`).
+    #[serde(default)]
+    pub flip: Flip,
     /// Density (kg/m^3).
     #[serde(default = "default_density")]
     pub density: f64,
@@ -151,6 +157,8 @@ pub struct Liquid {
 impl Default for Liquid {
     fn default() -> Self {
         Liquid {
+            method: LiquidMethod::default(),
+            flip: Flip::default(),
             density: default_density(),
             advection: AdvectionScheme::default(),
             pressure_tolerance: default_pressure_tolerance(),
@@ -162,6 +170,81 @@ impl Default for Liquid {
             source: Vec::new(),
         }
     }
+}
+
+/// How the liquid is simulated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LiquidMethod {
+    /// A particle level set on the MAC grid, two-way coupled to rigid bodies: sharp surfaces.
+    #[default]
+    LevelSet,
+    /// Mass-full FLIP particles with unilateral (or bilateral) incompressibility and blurred
+    /// obstacles: big splashing liquid.
+    Flip,
+}
+
+/// `[liquid.flip]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flip {
+    /// `unilateral` (cells may empty: the liquid separates) or `bilateral` (standard
+    /// incompressible FLIP).
+    #[serde(default)]
+    pub incompressibility: crate::fluids::flip::Incompressibility,
+    /// Share of FLIP in the particle velocity update; the rest is PIC (0 to 1).
+    #[serde(default = "default_flip_ratio")]
+    pub flip_ratio: f64,
+    /// Particles per cell at rest density (a cube number places them on an exact lattice).
+    #[serde(default = "default_flip_particles_per_cell")]
+    pub particles_per_cell: u32,
+    /// Particle advection: `trapezoidal` (second order) or `euler`.
+    #[serde(default)]
+    pub advection: crate::fluids::flip::ParticleAdvection,
+    /// Run the density correction of the unilateral mode.
+    #[serde(default = "yes")]
+    pub density_correction: bool,
+    /// Cells at least this deep inside the liquid may take negative pressure (suction); 0: none.
+    #[serde(default)]
+    pub suction_depth: u32,
+    /// Explosions: radial kicks to the liquid inside a ball at a given time.
+    #[serde(default)]
+    pub explosion: Vec<ExplosionSpec>,
+}
+
+impl Default for Flip {
+    fn default() -> Self {
+        Flip {
+            incompressibility: Default::default(),
+            flip_ratio: default_flip_ratio(),
+            particles_per_cell: default_flip_particles_per_cell(),
+            advection: Default::default(),
+            density_correction: true,
+            suction_depth: 0,
+            explosion: Vec::new(),
+        }
+    }
+}
+
+fn default_flip_ratio() -> f64 {
+    0.95
+}
+fn default_flip_particles_per_cell() -> u32 {
+    8
+}
+
+/// `[[liquid.flip.explosion]]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplosionSpec {
+    /// Centre of the ball (m).
+    pub center: [f64; 3],
+    /// Radius of the ball (m).
+    pub radius: f64,
+    /// Outward speed at the ball's rim, growing linearly from zero at the centre (m/s).
+    pub speed: f64,
+    /// When it goes off (s).
+    pub time: f64,
 }
 
 fn yes() -> bool {

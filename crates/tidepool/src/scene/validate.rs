@@ -95,20 +95,36 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell)
     })?;
 
-    let memory = estimate_memory_bytes(&grid, liquid.particles_per_cell as usize, !scene.bodies.is_empty());
-    if let Some(available) = machine_memory_bytes() {
-        let key = if scene.domain.resolution.is_some() { "domain.resolution" } else { "domain.cell_size" };
-        cx.check(memory < available, key, || {
-            format!(
-                "{} x {} x {} cells need about {:.1} GiB, more than this machine's {:.1} GiB; \
-                 use a coarser grid",
-                grid.dims[0],
-                grid.dims[1],
-                grid.dims[2],
-                memory as f64 / GIB,
-                available as f64 / GIB
-            )
-        })?;
+    let grid_key = if scene.domain.resolution.is_some() { "domain.resolution" } else { "domain.cell_size" };
+    if liquid.method == LiquidMethod::LevelSet {
+        let memory = estimate_memory_bytes(&grid, liquid.particles_per_cell as usize, !scene.bodies.is_empty());
+        if let Some(available) = machine_memory_bytes() {
+            cx.check(memory < available, grid_key, || {
+                format!(
+                    "{} x {} x {} cells need about {:.1} GiB, more than this machine's {:.1} GiB; \
+                     use a coarser grid",
+                    grid.dims[0],
+                    grid.dims[1],
+                    grid.dims[2],
+                    memory as f64 / GIB,
+                    available as f64 / GIB
+                )
+            })?;
+        }
+    }
+    let flip = &liquid.flip;
+    cx.check((0.0..=1.0).contains(&flip.flip_ratio), "liquid.flip.flip_ratio", || {
+        format!("expected a share of FLIP between 0 and 1, got {}", flip.flip_ratio)
+    })?;
+    cx.check((1..=64).contains(&flip.particles_per_cell), "liquid.flip.particles_per_cell", || {
+        format!("expected 1 to 64 particles per cell, got {}", flip.particles_per_cell)
+    })?;
+    for (n, e) in flip.explosion.iter().enumerate() {
+        let key = format!("liquid.flip.explosion[{n}]");
+        cx.finite3(&e.center, &format!("{key}.center"))?;
+        cx.positive(e.radius, &format!("{key}.radius"), "radius in m")?;
+        cx.check(e.speed.is_finite(), &format!("{key}.speed"), || format!("expected a speed in m/s, got {}", e.speed))?;
+        cx.check(e.time.is_finite() && e.time >= 0.0, &format!("{key}.time"), || format!("expected a time >= 0 s, got {}", e.time))?;
     }
 
     let mut regions = Vec::new();
@@ -133,6 +149,23 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             })?;
         }
         sources.push(shape);
+    }
+    if liquid.method == LiquidMethod::Flip {
+        let (particles, memory) = crate::fluids::flip::estimate_memory(&grid, &regions, &sources, &liquid.source, flip.particles_per_cell as usize, sim.frames as f64 / sim.fps);
+        if let Some(available) = machine_memory_bytes() {
+            cx.check(memory < available, grid_key, || {
+                format!(
+                    "{} x {} x {} cells and about {:.1} million particles need about {:.1} GiB, more than \
+                     this machine's {:.1} GiB; use a coarser grid, fewer particles per cell or less liquid",
+                    grid.dims[0],
+                    grid.dims[1],
+                    grid.dims[2],
+                    particles as f64 * 1e-6,
+                    memory as f64 / GIB,
+                    available as f64 / GIB
+                )
+            })?;
+        }
     }
     let mut obstacles = Vec::new();
     for (n, obstacle) in scene.obstacles.iter().enumerate() {
@@ -185,6 +218,11 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             (None, None) if body.kind != BodyKind::Dynamic => 1.0,
             (None, None) => return Err(cx.error(&key, "a dynamic body needs a density (kg/m^3) or a mass (kg)")),
         };
+        cx.check(liquid.method != LiquidMethod::Flip || body.kind != BodyKind::Dynamic, &format!("{key}.kind"), || {
+            "a FLIP liquid does not move bodies: give it kind = \"static\" or \"kinematic\" (a moving obstacle), \
+             or simulate the liquid with method = \"level-set\""
+                .into()
+        })?;
         cx.finite3(&body.velocity, &format!("{key}.velocity"))?;
         cx.finite3(&body.angular_velocity, &format!("{key}.angular_velocity"))?;
         cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || {

@@ -1,0 +1,1024 @@
+//! Mass-full FLIP with unilateral incompressibility and blurred obstacles (Gerszewski, thesis,
+//! ch. 3). Particles carry mass and velocity; every substep they are rasterized to the MAC
+//! grid with the trilinear kernel, the grid velocity is made to respect the maximum density
+//! (unilateral: cells may empty, never overfill; bilateral: the standard incompressible
+//! projection), and the particles take the grid's change (PIC/FLIP) and move through it.
+//! Mass is conserved exactly: it is the particle count times the particle mass.
+//!
+//! One substep ([`FlipWorld::step`]), sec. 3.2:
+//! 1. kinematic obstacles take their velocities; sources emit; explosions fire;
+//! 2. particles sorted by cell; the blurred obstacle fractions (eq. 3.13) where obstacles move;
+//! 3. rasterization of mass to cells and of mass and momentum to faces (eq. 3.10–3.12);
+//! 4. density correction (unilateral): an LCP on positions that brings every cell's density
+//!    under its maximum; its face displacements move the particles before advection (eq. 3.9);
+//! 5. gravity on the faces that have mass;
+//! 6. the unilateral LCP (eq. 3.3–3.7) by MPRGP with MIC(0), and the velocity update (eq. 3.8);
+//!    or, bilateral, the Poisson equation on the cells holding particles by PCG with MIC(0);
+//! 7. velocity extrapolation by sweeps over the faces that received mass (sec. 3.2.2);
+//! 8. particle velocities by PIC/FLIP (sec. 3.2.3);
+//! 9. advection, trapezoidal or Euler, kept outside obstacles and inside the domain (3.2.4).
+
+pub mod raster;
+pub mod solve;
+pub mod surface;
+
+use crate::fluids::eulerian::LiquidSource;
+use crate::grid::{Array3, Grid, Location, MacVelocity};
+use crate::math::{vec3, Real, SplitMix64, Vec3};
+use crate::scene::{Boundary, LoadedScene, Operation};
+use crate::solids::rigid::{self, BodyKind, Material, RigidBody};
+use crate::solids::StaticSolids;
+use crate::world::Settings;
+use raster::{Bins, Indicator};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use solve::System;
+use std::time::Instant;
+use tidepool_linalg::{largest_eigenvalue, mprgp, pcg, FreeSetMic0, Mic0, MprgpParams, PcgParams};
+
+/// How the liquid resists compression.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Incompressibility {
+    /// Cells may not exceed their maximum density and pressures are never negative, but cells
+    /// may empty: the liquid separates and splashes freely (sec. 3.1).
+    #[default]
+    Unilateral,
+    /// The standard incompressible FLIP: every cell holding a particle keeps zero divergence.
+    Bilateral,
+}
+
+/// How particles move through the grid velocity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ParticleAdvection {
+    /// Second order: the average of the velocities at the start and at an Euler step's end.
+    #[default]
+    Trapezoidal,
+    /// First order.
+    Euler,
+}
+
+/// A radial kick to the liquid inside a ball at one moment (an underwater explosion).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Explosion {
+    /// Centre (m) and radius (m) of the ball.
+    pub center: Vec3,
+    pub radius: Real,
+    /// Outward speed given at the ball's rim, growing linearly from zero at the centre (m/s).
+    pub speed: Real,
+    /// When (s).
+    pub time: Real,
+}
+
+/// Settings of the FLIP liquid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlipParams {
+    /// Unilateral or bilateral.
+    pub incompressibility: Incompressibility,
+    /// Share of FLIP in the particle velocity update (the rest is PIC), in `[0, 1]`.
+    pub flip_ratio: Real,
+    /// Particles per cell where the liquid is at rest density.
+    pub particles_per_cell: usize,
+    /// Trapezoidal or Euler.
+    pub advection: ParticleAdvection,
+    /// Rest density `rho_0` (kg/m^3).
+    pub density: Real,
+    /// Relative tolerance and iteration cap of the solves (LCPs and Poisson).
+    pub solver: PcgParams,
+    /// Whether the density correction runs (unilateral only).
+    pub density_correction: bool,
+    /// Cells at least this deep inside the liquid may take negative pressures (suction);
+    /// 0 turns suction off.
+    pub suction_depth: usize,
+    /// Seed of the particle placement.
+    pub seed: u64,
+}
+
+/// Cells and faces with less mass than this share of a full cell's are air (sec. 3.2.1).
+pub const MASS_THRESHOLD: Real = 0.01;
+
+/// What the solves of one substep did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveReport {
+    /// Cells with a pressure unknown.
+    pub unknowns: usize,
+    /// Steps of the velocity solve (MPRGP or PCG).
+    pub iterations: usize,
+    /// Unknowns at zero pressure at the end of the unilateral solve (the active set).
+    pub active: usize,
+    /// Whether the velocity solve met its tolerance.
+    pub converged: bool,
+    /// Steps of the density correction (0 when nothing was overfull or it is off).
+    pub correction_iterations: usize,
+    /// Whether the density correction met its tolerance.
+    pub correction_converged: bool,
+    /// Largest `(rho_c - rho_max) / rho_0` before and after the density correction.
+    pub excess_before: Real,
+    pub excess_after: Real,
+}
+
+/// Wall-clock seconds of one substep's phases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct FlipTimings {
+    /// Sorting, obstacle fractions, rasterization.
+    pub rasterize: f64,
+    /// Density correction and the velocity solve.
+    pub solve: f64,
+    /// Velocity extrapolation.
+    pub extrapolate: f64,
+    /// Particle velocity update and advection.
+    pub advect: f64,
+}
+
+impl FlipTimings {
+    /// Adds another substep's.
+    pub fn accumulate(&mut self, other: &FlipTimings) {
+        self.rasterize += other.rasterize;
+        self.solve += other.solve;
+        self.extrapolate += other.extrapolate;
+        self.advect += other.advect;
+    }
+}
+
+/// What one frame of a FLIP run did (summed over its substeps unless said otherwise).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlipFrame {
+    /// Frame number and the time at its end (s).
+    pub frame: u32,
+    pub time: Real,
+    /// Substeps and wall-clock seconds.
+    pub substeps: u32,
+    pub wall_seconds: f64,
+    /// Steps of the velocity solves, and whether all of them met the tolerance.
+    pub iterations: usize,
+    pub converged: bool,
+    /// Steps of the density corrections, and whether all met the tolerance.
+    pub correction_iterations: usize,
+    pub correction_converged: bool,
+    /// Unknowns and the active set (zero-pressure unknowns) of the last substep.
+    pub unknowns: usize,
+    pub active: usize,
+    /// Largest `(rho_c - rho_max) / rho_0` left after a density correction in the frame.
+    pub excess_after_correction: Real,
+    /// Seconds per phase.
+    pub timings: FlipTimings,
+}
+
+/// A FLIP simulation: the grid, the particles, the obstacles and the clock.
+#[derive(Clone, Debug)]
+pub struct FlipWorld {
+    /// The MAC grid.
+    pub grid: Grid,
+    /// Global settings.
+    pub settings: Settings,
+    /// FLIP settings.
+    pub params: FlipParams,
+    /// Mass of each particle (kg): `rho_0 dx^3 / particles_per_cell`.
+    pub particle_mass: Real,
+    /// Particle positions (m) and velocities (m/s).
+    pub positions: Vec<Vec3>,
+    pub velocities: Vec<Vec3>,
+    /// The grid velocity after the last substep (extrapolated).
+    pub velocity: MacVelocity,
+    /// Pressure of the last velocity solve (Pa; zero where there was no unknown).
+    pub pressure: Array3<Real>,
+    /// Rasterized density of the last substep (kg/m^3).
+    pub density: Array3<Real>,
+    /// Maximum density per cell, `rho_max` (eq. 3.13).
+    pub max_density: Array3<Real>,
+    /// Face volume fractions `v_f`: the blurred share of a face's neighbourhood open to liquid.
+    pub face_fraction: [Array3<Real>; 3],
+    /// Domain sides and static obstacles.
+    pub solids: StaticSolids,
+    /// Static and kinematic bodies: moving obstacles.
+    pub bodies: Vec<RigidBody>,
+    /// Emitters.
+    pub sources: Vec<LiquidSource>,
+    /// Explosions, and whether each has fired.
+    pub explosions: Vec<(Explosion, bool)>,
+    /// Simulated time (s), substeps taken, last completed frame.
+    pub time: Real,
+    pub steps: u64,
+    pub frame: u32,
+    /// The last substep's solves and timings.
+    pub last: SolveReport,
+    pub timings: FlipTimings,
+    /// Where the static obstacles leave room for liquid (sub-sampled).
+    static_indicator: Indicator,
+    /// The power iteration's vector, kept to warm-start the next norm estimate.
+    norm_vector: Vec<f64>,
+    /// Per-cell stratified sub-positions particles are placed at.
+    pattern: Vec<Vec3>,
+}
+
+/// Bytes a FLIP run holds per cell at its peak (the obstacle indicator's 64 sub-samples, about
+/// 30 cell and face arrays, the solver's vectors) and per particle (position and velocity,
+/// their sorted copies, the advected copies).
+const BYTES_PER_CELL: usize = 700;
+const BYTES_PER_PARTICLE: usize = 176;
+
+/// Particles and bytes a FLIP scene will need: the initial liquid's cells times
+/// `particles_per_cell`, plus what the sources emit over `duration` seconds (each source's
+/// cells refilled as often as its liquid moves a cell), at most a full domain.
+pub fn estimate_memory(
+    grid: &Grid,
+    regions: &[(Operation, crate::geometry::Shape)],
+    sources: &[crate::geometry::Shape],
+    source_specs: &[crate::scene::Source],
+    particles_per_cell: usize,
+    duration: Real,
+) -> (usize, usize) {
+    let cells_inside = |inside: &(dyn Fn(&Vec3) -> bool + Sync)| -> usize {
+        (0..grid.cell_count())
+            .into_par_iter()
+            .filter(|&c| {
+                let [nx, ny, _] = grid.dims;
+                inside(&grid.position(Location::Cell, c % nx, (c / nx) % ny, c / (nx * ny)))
+            })
+            .count()
+    };
+    let initial = cells_inside(&|x: &Vec3| {
+        regions.iter().fold(false, |inside, (op, shape)| match op {
+            Operation::Add => inside || shape.signed_distance(x) < 0.0,
+            Operation::Subtract => inside && shape.signed_distance(x) >= 0.0,
+        })
+    });
+    let emitted: Real = sources
+        .iter()
+        .zip(source_specs)
+        .map(|(shape, spec)| {
+            let on = (spec.end.unwrap_or(duration).min(duration) - spec.start).max(0.0);
+            let refills = 1.0 + on * vec3(spec.velocity).norm() / grid.dx;
+            cells_inside(&|x: &Vec3| shape.signed_distance(x) < 0.0) as Real * refills
+        })
+        .sum();
+    let cells = (initial as Real + emitted).min(grid.cell_count() as Real) as usize;
+    let particles = cells * particles_per_cell;
+    (particles, grid.cell_count() * BYTES_PER_CELL + particles * BYTES_PER_PARTICLE)
+}
+
+impl FlipWorld {
+    /// The initial state of a validated scene with `liquid.method = "flip"`.
+    pub fn from_scene(loaded: &LoadedScene) -> FlipWorld {
+        let scene = &loaded.scene;
+        let (liquid, flip) = (&scene.liquid, &scene.liquid.flip);
+        let params = FlipParams {
+            incompressibility: flip.incompressibility,
+            flip_ratio: flip.flip_ratio,
+            particles_per_cell: flip.particles_per_cell as usize,
+            advection: flip.advection,
+            density: liquid.density,
+            solver: PcgParams { tolerance: liquid.pressure_tolerance, max_iterations: liquid.pressure_max_iterations as usize },
+            density_correction: flip.density_correction,
+            suction_depth: flip.suction_depth as usize,
+            seed: scene.simulation.seed,
+        };
+        let explosions = flip.explosion.iter().map(|e| Explosion { center: vec3(e.center), radius: e.radius, speed: e.speed, time: e.time }).collect();
+        FlipWorld::build(loaded, params, explosions)
+    }
+
+    /// The initial state of a scene with the given FLIP settings (the scene's `[liquid.flip]`
+    /// table is not read).
+    pub fn build(loaded: &LoadedScene, params: FlipParams, explosions: Vec<Explosion>) -> FlipWorld {
+        let scene = &loaded.scene;
+        let grid = loaded.grid;
+        let sim = &scene.simulation;
+        let settings = Settings { frames: sim.frames, fps: sim.fps, cfl: sim.cfl, gravity: vec3(sim.gravity), max_speed: sim.max_speed };
+        let solids = StaticSolids::new(&grid, scene.domain.boundary.sides(), loaded.obstacles.clone());
+        let bodies: Vec<RigidBody> = loaded
+            .bodies
+            .iter()
+            .map(|b| {
+                let material = Material { restitution: b.restitution, friction: b.friction };
+                let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, 1.0, material, 0.5 * grid.dx);
+                if body.kind == BodyKind::Kinematic {
+                    body.velocity = b.velocity;
+                    body.spin = b.angular_velocity;
+                    body.path = b.path.iter().map(|(t, offset)| (*t, body.position + offset)).collect();
+                }
+                body
+            })
+            .collect();
+        let outside_open = solids.boundaries.map(|sides| sides.map(|b| b == Boundary::Open));
+        let cell_phi = &solids.phi_cells;
+        let static_indicator = Indicator::new(&grid, outside_open, |x| {
+            let [i, j, k] = grid.cell_of(x);
+            let centre = cell_phi.get(i, j, k);
+            if centre.abs() > grid.dx {
+                centre > 0.0
+            } else {
+                solids.obstacles.iter().all(|(_, s)| s.signed_distance(x) > 0.0)
+            }
+        });
+        let side = (params.particles_per_cell as Real).cbrt().ceil() as usize;
+        let mut lattice: Vec<Vec3> = (0..side * side * side)
+            .map(|n| Vec3::new((n % side) as Real + 0.5, ((n / side) % side) as Real + 0.5, (n / (side * side)) as Real + 0.5) / side as Real)
+            .collect();
+        // A fixed shuffle, so that fewer particles than lattice points spread over the cell.
+        let mut rng = SplitMix64::keyed(&[params.seed, 0x5eed]);
+        for n in (1..lattice.len()).rev() {
+            lattice.swap(n, (rng.next_u64() % (n as u64 + 1)) as usize);
+        }
+        lattice.truncate(params.particles_per_cell);
+        let sources = scene
+            .liquid
+            .source
+            .iter()
+            .zip(&loaded.sources)
+            .map(|(s, shape)| LiquidSource { shape: shape.clone(), velocity: vec3(s.velocity), start: s.start, end: s.end.unwrap_or(Real::INFINITY) })
+            .collect();
+        let mut world = FlipWorld {
+            grid,
+            settings,
+            params,
+            particle_mass: params.density * grid.dx.powi(3) / params.particles_per_cell as Real,
+            positions: Vec::new(),
+            velocities: Vec::new(),
+            velocity: MacVelocity::zeros(&grid),
+            pressure: grid.zeros(Location::Cell),
+            density: grid.zeros(Location::Cell),
+            max_density: grid.zeros(Location::Cell),
+            face_fraction: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))),
+            solids,
+            bodies,
+            sources,
+            explosions: explosions.into_iter().map(|e| (e, false)).collect(),
+            time: 0.0,
+            steps: 0,
+            frame: 0,
+            last: SolveReport::default(),
+            timings: FlipTimings::default(),
+            static_indicator,
+            norm_vector: Vec::new(),
+            pattern: lattice,
+        };
+        world.update_fractions();
+        let inside = |x: &Vec3| {
+            loaded.regions.iter().fold(false, |inside, (op, shape)| match op {
+                Operation::Add => inside || shape.signed_distance(x) < 0.0,
+                Operation::Subtract => inside && shape.signed_distance(x) >= 0.0,
+            })
+        };
+        let cells: Vec<[usize; 3]> = (0..grid.cell_count()).map(|c| world.density.coords(c)).collect();
+        let placed: Vec<Vec3> = cells
+            .par_iter()
+            .flat_map_iter(|&[i, j, k]| {
+                let corner = grid.position(Location::Node, i, j, k);
+                world.pattern.iter().map(move |s| corner + s * grid.dx).collect::<Vec<_>>()
+            })
+            .filter(|x| inside(x) && world.solid_distance(x).0 > 0.0)
+            .collect();
+        world.velocities = vec![Vec3::zeros(); placed.len()];
+        world.positions = placed;
+        world
+    }
+
+    /// Simulates frame `frame + 1` in CFL-limited substeps and measures it.
+    pub fn advance_frame(&mut self) -> Result<FlipFrame, String> {
+        let frame = self.frame + 1;
+        let t_end = frame as Real / self.settings.fps;
+        let start = Instant::now();
+        let mut record = FlipFrame { frame, converged: true, correction_converged: true, ..FlipFrame::default() };
+        loop {
+            let remaining = t_end - self.time;
+            if remaining <= 1e-9 / self.settings.fps {
+                break;
+            }
+            let dt = remaining / (remaining / self.cfl_dt()).ceil().max(1.0);
+            if dt < 1e-7 {
+                return Err("the CFL condition asks for substeps shorter than 1e-7 s".into());
+            }
+            self.step(dt)?;
+            let last = &self.last;
+            record.substeps += 1;
+            record.iterations += last.iterations;
+            record.converged &= last.converged;
+            record.correction_iterations += last.correction_iterations;
+            record.correction_converged &= last.correction_converged;
+            record.active = last.active;
+            record.unknowns = last.unknowns;
+            record.excess_after_correction = record.excess_after_correction.max(last.excess_after);
+            record.timings.accumulate(&self.timings);
+        }
+        self.time = t_end;
+        self.frame = frame;
+        record.time = t_end;
+        record.wall_seconds = start.elapsed().as_secs_f64();
+        Ok(record)
+    }
+
+    /// Longest substep the CFL number allows: no particle, body or emitted liquid crosses more
+    /// than `cfl` cells, counting what gravity adds over a cell's fall.
+    pub fn cfl_dt(&self) -> Real {
+        let particles = self.velocities.par_iter().map(|v| v.norm()).reduce(|| 0.0, Real::max);
+        let sources = self.sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
+        let bodies = self.bodies.iter().map(|b| b.velocity.norm() + b.angular_velocity().norm() * b.bounding_radius).fold(0.0, Real::max);
+        let speed = particles.max(sources).max(bodies) + (self.settings.gravity.norm() * self.grid.dx).sqrt();
+        self.settings.cfl * self.grid.dx / speed.max(1e-12)
+    }
+
+    /// Total liquid mass (kg): particles times particle mass.
+    pub fn liquid_mass(&self) -> Real {
+        self.positions.len() as Real * self.particle_mass
+    }
+
+    /// Kinetic energy of the particles (J).
+    pub fn kinetic_energy(&self) -> Real {
+        0.5 * self.particle_mass * self.velocities.par_iter().map(|v| v.norm_squared()).sum::<Real>()
+    }
+
+    /// Fastest particle (m/s).
+    pub fn max_speed(&self) -> Real {
+        self.velocities.par_iter().map(|v| v.norm()).reduce(|| 0.0, Real::max)
+    }
+
+    /// Signed distance to the nearest obstacle or body (negative inside), its outward normal
+    /// and the solid's velocity there.
+    pub fn solid_distance(&self, x: &Vec3) -> (Real, Vec3, Vec3) {
+        let grid = &self.grid;
+        let mut best = (grid.interpolate(&self.solids.phi_nodes, Location::Node, x), None);
+        for (b, body) in self.bodies.iter().enumerate() {
+            if (x - body.position).norm() - body.bounding_radius < best.0.min(grid.dx) {
+                let d = body.signed_distance_at(&body.pose(), x);
+                if d < best.0 {
+                    best = (d, Some(b));
+                }
+            }
+        }
+        match best.1 {
+            None => {
+                let g = grid.gradient(&self.solids.phi_nodes, Location::Node, x);
+                (best.0, g.try_normalize(1e-12).unwrap_or_else(Vec3::y), Vec3::zeros())
+            }
+            Some(b) => {
+                let body = &self.bodies[b];
+                let pose = body.pose();
+                let e = 1e-3 * grid.dx;
+                let g = Vec3::from_fn(|a, _| {
+                    let mut step = Vec3::zeros();
+                    step[a] = e;
+                    body.signed_distance_at(&pose, &(x + step)) - body.signed_distance_at(&pose, &(x - step))
+                });
+                (best.0, g.try_normalize(1e-12).unwrap_or_else(Vec3::y), body.point_velocity(x))
+            }
+        }
+    }
+
+    /// Recomputes the maximum densities and face fractions from the static indicator and the
+    /// bodies where they are now.
+    fn update_fractions(&mut self) {
+        let grid = self.grid;
+        let indicator = if self.bodies.is_empty() {
+            None
+        } else {
+            let mut moved = self.static_indicator.clone();
+            for body in &self.bodies {
+                let (pose, reach) = (body.pose(), Vec3::repeat(body.bounding_radius + grid.dx));
+                moved.close(&grid, &(body.position - reach), &(body.position + reach), |x| body.signed_distance_at(&pose, x) < 0.0);
+            }
+            Some(moved)
+        };
+        let indicator = indicator.as_ref().unwrap_or(&self.static_indicator);
+        let density = self.params.density;
+        self.max_density = indicator.blurred(&grid, Location::Cell);
+        self.max_density.as_mut_slice().iter_mut().for_each(|v| *v *= density);
+        self.face_fraction = [0, 1, 2].map(|a| indicator.blurred(&grid, Location::Face(a)));
+    }
+
+    /// Emits liquid from the active sources: cells whose centre is inside a source are topped
+    /// up to `particles_per_cell` at the stratified positions, and every particle in them takes
+    /// the source's velocity. Returns the particles added.
+    fn emit(&mut self) -> usize {
+        let grid = self.grid;
+        let active: Vec<&LiquidSource> = self.sources.iter().filter(|s| s.start <= self.time && self.time <= s.end).collect();
+        if active.is_empty() {
+            return 0;
+        }
+        let [nx, ny, _] = grid.dims;
+        let source_of: Vec<Option<Vec3>> = (0..grid.cell_count())
+            .into_par_iter()
+            .map(|c| {
+                let [i, j, k] = [c % nx, (c / nx) % ny, c / (nx * ny)];
+                let x = grid.position(Location::Cell, i, j, k);
+                active.iter().find(|s| s.shape.signed_distance(&x) < 0.0).map(|s| s.velocity)
+            })
+            .collect();
+        let mut count = vec![0usize; grid.cell_count()];
+        for (x, v) in self.positions.iter().zip(self.velocities.iter_mut()) {
+            let [i, j, k] = grid.cell_of(x);
+            let c = i + nx * (j + ny * k);
+            if let Some(velocity) = source_of[c] {
+                count[c] += 1;
+                *v = velocity;
+            }
+        }
+        let before = self.positions.len();
+        for (c, velocity) in source_of.iter().enumerate() {
+            let Some(velocity) = velocity else { continue };
+            let [i, j, k] = [c % nx, (c / nx) % ny, c / (nx * ny)];
+            let corner = grid.position(Location::Node, i, j, k);
+            for s in self.pattern.iter().skip(count[c]) {
+                let x = corner + s * grid.dx;
+                if self.solid_distance(&x).0 > 0.0 {
+                    self.positions.push(x);
+                    self.velocities.push(*velocity);
+                }
+            }
+        }
+        self.positions.len() - before
+    }
+
+    /// Gives the liquid inside each due explosion's ball its radial kick.
+    fn fire_explosions(&mut self) {
+        for (e, fired) in self.explosions.iter_mut() {
+            if *fired || self.time < e.time {
+                continue;
+            }
+            *fired = true;
+            let e = *e;
+            self.positions.par_iter().zip(self.velocities.par_iter_mut()).for_each(|(x, v)| {
+                let r = x - e.center;
+                if r.norm() < e.radius {
+                    *v += e.speed * r / e.radius;
+                }
+            });
+        }
+    }
+
+    /// Advances by `dt` (see the module documentation for the phases). On a blow-up, returns
+    /// what was found.
+    pub fn step(&mut self, dt: Real) -> Result<(), String> {
+        let grid = self.grid;
+        let h3 = grid.dx.powi(3);
+        let mut timings = FlipTimings::default();
+        let mut clock = Instant::now();
+        let mut lap = |slot: &mut f64| {
+            let now = Instant::now();
+            *slot += (now - clock).as_secs_f64();
+            clock = now;
+        };
+        for body in self.bodies.iter_mut() {
+            body.follow_path(self.time, dt);
+        }
+        self.emit();
+        self.fire_explosions();
+        let bins = Bins::sort(&grid, &mut self.positions, &mut [&mut self.velocities]);
+        if !self.bodies.is_empty() {
+            self.update_fractions();
+        }
+        let positions = &self.positions;
+        let velocities = &self.velocities;
+        let (cell_weight, _) = raster::rasterize(&grid, &bins, positions, Location::Cell, |_| 0.0);
+        let mut density = cell_weight;
+        let mass_per_weight = self.particle_mass / h3;
+        density.as_mut_slice().par_iter_mut().for_each(|w| *w *= mass_per_weight);
+        let mut face_density: [Array3<Real>; 3] = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
+        let mut u: [Array3<Real>; 3] = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
+        for a in 0..3 {
+            let (weight, momentum) = raster::rasterize(&grid, &bins, positions, Location::Face(a), |p| velocities[p][a]);
+            face_density[a] = weight.par_map(|_, _, _, w| w * mass_per_weight);
+            u[a] = Array3::from_vec(weight.dims(), weight.as_slice().iter().zip(momentum.as_slice()).map(|(w, m)| if *w > 0.0 { m / w } else { 0.0 }).collect());
+        }
+        // Faces with mass carry the liquid's velocity; those on closed walls do not (the wall
+        // holds them) and take their neighbours' by extrapolation, like faces in the air.
+        let boundaries = self.solids.boundaries;
+        let marked: [Vec<bool>; 3] = [0, 1, 2].map(|a| {
+            let dims = grid.dims_at(Location::Face(a));
+            face_density[a]
+                .as_slice()
+                .iter()
+                .enumerate()
+                .map(|(f, &d)| {
+                    let i = [f % dims[0], (f / dims[0]) % dims[1], f / (dims[0] * dims[1])][a];
+                    d > 0.0 && !((i == 0 && boundaries[a][0] == Boundary::Wall) || (i == grid.dims[a] && boundaries[a][1] == Boundary::Wall))
+                })
+                .collect()
+        });
+        let layers = self.settings.cfl.ceil() as usize + 2;
+        extrapolate(&grid, &mut u, marked.clone(), layers);
+        self.solid_face_velocities(&mut u);
+        let old = u.clone();
+        lap(&mut timings.rasterize);
+
+        // Density correction: positions, not velocities (eq. 3.9).
+        let mut offsets = None;
+        self.last = SolveReport::default();
+        if self.params.incompressibility == Incompressibility::Unilateral && self.params.density_correction {
+            offsets = self.correct_density(&mut density, &mut face_density);
+        }
+        for (a, face) in u.iter_mut().enumerate() {
+            let g = self.settings.gravity[a] * dt;
+            face.as_mut_slice().par_iter_mut().zip(marked[a].par_iter()).for_each(|(v, m)| {
+                if *m {
+                    *v += g;
+                }
+            });
+        }
+        self.solid_face_velocities(&mut u);
+        let pressure = match self.params.incompressibility {
+            Incompressibility::Unilateral => self.unilateral_projection(dt, &density, &face_density, &mut u),
+            Incompressibility::Bilateral => self.bilateral_projection(dt, &bins, &face_density, &mut u),
+        };
+        self.pressure = Array3::from_vec(grid.dims, pressure.iter().map(|p| p / dt).collect());
+        self.density = density;
+        lap(&mut timings.solve);
+
+        extrapolate(&grid, &mut u, marked, layers);
+        self.solid_face_velocities(&mut u);
+        self.velocity = MacVelocity { faces: u };
+        lap(&mut timings.extrapolate);
+
+        self.update_particle_velocities(&old);
+        self.advect(dt, offsets.as_ref());
+        rigid::advance_poses(&mut self.bodies, dt);
+        lap(&mut timings.advect);
+        self.timings = timings;
+        self.time += dt;
+        self.steps += 1;
+        self.check()
+    }
+
+    /// Faces no liquid may cross take the solid's velocity: on closed walls the normal
+    /// velocity may not point into the wall (pointing away it stays: liquid separates from
+    /// walls and ceilings, sec. 3.3), zero in static obstacles, a body's velocity inside it.
+    fn solid_face_velocities(&self, u: &mut [Array3<Real>; 3]) {
+        let grid = self.grid;
+        for (a, face) in u.iter_mut().enumerate() {
+            let fraction = &self.face_fraction[a];
+            let boundaries = self.solids.boundaries[a];
+            let n = grid.dims[a];
+            face.par_update(|i, j, k, v| {
+                let idx = [i, j, k];
+                if idx[a] == 0 && boundaries[0] == Boundary::Wall {
+                    *v = v.max(0.0);
+                } else if idx[a] == n && boundaries[1] == Boundary::Wall {
+                    *v = v.min(0.0);
+                } else if fraction.get(i, j, k) <= 0.0 {
+                    let x = grid.position(Location::Face(a), i, j, k);
+                    let (d, _, solid) = self.solid_distance(&x);
+                    *v = if d <= 0.0 { solid[a] } else { *v };
+                }
+            });
+        }
+    }
+
+    /// Cells with enough mass for a pressure and room for liquid.
+    fn liquid_cells(&self, density: &Array3<Real>) -> Vec<bool> {
+        let threshold = MASS_THRESHOLD * self.params.density;
+        density.as_slice().iter().zip(self.max_density.as_slice()).map(|(d, m)| *d >= threshold && *m > 0.0).collect()
+    }
+
+    /// The norm estimate MPRGP needs, by power iteration warm-started from the last one.
+    fn mprgp_params(&mut self, matrix: &tidepool_linalg::Stencil7) -> MprgpParams {
+        let (norm, _) = largest_eigenvalue(matrix, &mut self.norm_vector, 1e-3, 200);
+        let s = self.params.solver;
+        MprgpParams { tolerance: s.tolerance, max_iterations: s.max_iterations, gamma: 1.0, step_length: 1.8 / norm.max(1e-300) }
+    }
+
+    /// Solves `min 1/2 x^T A x + c^T x, x >= lower` on `system`'s unknowns (zero elsewhere).
+    ///
+    /// A set of unknowns enclosed by walls (no zero-pressure neighbour) only shifts its
+    /// pressures by a constant at no cost, so the problem is bounded only if its `c` sums to
+    /// at least zero (the liquid fits in the room it has); when round-off or advection error
+    /// leaves it slightly negative, the deficit is spread evenly over the set (the enclosed
+    /// liquid stays compressed by that share instead of the solve diverging).
+    fn solve_lcp(&mut self, system: &System, c: &[Real], lower: &[Real]) -> (Vec<Real>, tidepool_linalg::MprgpInfo) {
+        let params = self.mprgp_params(&system.matrix);
+        let mut c = c.to_vec();
+        for set in floating_sets(system) {
+            let sum: Real = set.iter().map(|&i| c[i as usize]).sum();
+            if sum < 0.0 {
+                let share = sum / set.len() as Real;
+                for &i in &set {
+                    c[i as usize] -= share;
+                }
+            }
+        }
+        let mut x = vec![0.0; c.len()];
+        let info = mprgp(&system.matrix, &mut FreeSetMic0::new(&system.matrix), &c, lower, &mut x, params);
+        (x, info)
+    }
+
+    /// The density correction (Gerszewski sec. 3.1, after Narain et al.): the LCP with
+    /// `A` of `dt = 1` and `b = rho_max - rho_c` gives pseudo-pressures `y`; the face
+    /// displacements `-v_f grad y / rho_f` move mass so that `rho_c += div(v_f grad y)`
+    /// (eq. 3.9) respects `rho_max`; face densities take the average change of their cells.
+    /// Returns the displacements, or `None` when no cell was overfull.
+    fn correct_density(&mut self, density: &mut Array3<Real>, face_density: &mut [Array3<Real>; 3]) -> Option<MacVelocity> {
+        let grid = self.grid;
+        let rho0 = self.params.density;
+        let max_density = self.max_density.clone();
+        let excess = |d: &Array3<Real>| d.as_slice().iter().zip(max_density.as_slice()).map(|(d, m)| (d - m) / rho0).fold(Real::NEG_INFINITY, Real::max);
+        self.last.excess_before = excess(density);
+        self.last.excess_after = self.last.excess_before;
+        self.last.correction_converged = true;
+        if self.last.excess_before <= self.params.solver.tolerance {
+            return None;
+        }
+        let candidate = self.liquid_cells(density);
+        let threshold = MASS_THRESHOLD * rho0;
+        let system = System::assemble(&grid, &self.solids.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, 1.0);
+        let c: Vec<Real> = (0..grid.cell_count()).map(|i| if system.unknown[i] { self.max_density.as_slice()[i] - density.as_slice()[i] } else { 0.0 }).collect();
+        let (y, info) = self.solve_lcp(&system, &c, &vec![0.0; c.len()]);
+        self.last.correction_iterations = info.iterations;
+        self.last.correction_converged = info.converged;
+        let mut displacement = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
+        system.apply_gradient(&grid, &self.face_fraction, &y, face_density, &mut displacement);
+        let mut change = vec![0.0; c.len()];
+        tidepool_linalg::LinearOperator::apply(&system.matrix, &y, &mut change);
+        for (d, dc) in density.as_mut_slice().iter_mut().zip(&change) {
+            *d -= dc;
+        }
+        for a in 0..3 {
+            let dims = grid.dims_at(Location::Face(a));
+            for (f, used) in system.faces[a].iter().enumerate() {
+                if *used {
+                    let idx = [f % dims[0], (f / dims[0]) % dims[1], f / (dims[0] * dims[1])];
+                    let cells = solve::face_cells(&grid, a, idx);
+                    let changes: Vec<Real> = cells.iter().flatten().map(|&c| -change[c]).collect();
+                    face_density[a].as_mut_slice()[f] += changes.iter().sum::<Real>() / changes.len() as Real;
+                }
+            }
+        }
+        self.last.excess_after = excess(density);
+        Some(MacVelocity { faces: displacement })
+    }
+
+    /// The unilateral incompressibility LCP (eq. 3.3–3.7): `A p + b >= 0`, `p >= 0`,
+    /// `p (A p + b) = 0` with `A = -dt div(v_f grad)` and `b = rho_max - rho_c + dt div(rho_f u)`,
+    /// then `u -= v_f grad p / rho_f` (eq. 3.8). Cells deeper than `suction_depth` inside the
+    /// liquid may take negative pressures. Returns `p` (pressure times `dt`).
+    fn unilateral_projection(&mut self, dt: Real, density: &Array3<Real>, face_density: &[Array3<Real>; 3], u: &mut [Array3<Real>; 3]) -> Vec<Real> {
+        let grid = self.grid;
+        let threshold = MASS_THRESHOLD * self.params.density;
+        let candidate = self.liquid_cells(density);
+        let system = System::assemble(&grid, &self.solids.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, dt);
+        let div = solve::divergence(&grid, &mass_flux(&grid, &self.solids.boundaries, u, face_density));
+        let b: Vec<Real> = (0..grid.cell_count())
+            .map(|c| if system.unknown[c] { self.max_density.as_slice()[c] - density.as_slice()[c] + dt * div[c] } else { 0.0 })
+            .collect();
+        let lower = self.suction_bounds(&system.unknown);
+        let (p, info) = self.solve_lcp(&system, &b, &lower);
+        self.last.unknowns = system.unknown.iter().filter(|u| **u).count();
+        self.last.iterations = info.iterations;
+        self.last.converged = info.converged;
+        self.last.active = info.active - (grid.cell_count() - self.last.unknowns);
+        system.apply_gradient(&grid, &self.face_fraction, &p, face_density, u);
+        p
+    }
+
+    /// Lower bounds of the unilateral pressures: 0, or `-inf` for unknowns at least
+    /// `suction_depth` cells (in steps between face neighbours) from any cell without one.
+    fn suction_bounds(&self, unknown: &[bool]) -> Vec<Real> {
+        let depth = self.params.suction_depth;
+        let mut lower = vec![0.0; unknown.len()];
+        if depth == 0 {
+            return lower;
+        }
+        let grid = self.grid;
+        let [nx, ny, nz] = grid.dims;
+        // Distance in cell steps to the nearest cell without an unknown (the domain's outside
+        // counts as liquid: walls do not make a cell shallow).
+        let mut distance: Vec<usize> = unknown.iter().map(|u| if *u { usize::MAX } else { 0 }).collect();
+        for _ in 0..depth {
+            let previous = distance.clone();
+            for c in 0..unknown.len() {
+                if previous[c] == usize::MAX {
+                    let [i, j, k] = [c % nx, (c / nx) % ny, c / (nx * ny)];
+                    let near = [(i > 0, c.wrapping_sub(1)), (i + 1 < nx, c + 1), (j > 0, c.wrapping_sub(nx)), (j + 1 < ny, c + nx), (k > 0, c.wrapping_sub(nx * ny)), (k + 1 < nz, c + nx * ny)];
+                    if let Some(d) = near.iter().filter(|(inside, _)| *inside).map(|(_, n)| previous[*n]).filter(|d| *d != usize::MAX).min() {
+                        distance[c] = d + 1;
+                    }
+                }
+            }
+        }
+        for (l, d) in lower.iter_mut().zip(&distance) {
+            if *d == usize::MAX {
+                *l = Real::NEG_INFINITY;
+            }
+        }
+        lower
+    }
+
+    /// The standard incompressible projection on the same machinery: every cell holding a
+    /// particle (a box filter) keeps its mass flux divergence-free, `A p = -dt div(rho_f u)`,
+    /// solved by PCG with MIC(0), with the same update `u -= v_f grad p / rho_f` (so that a
+    /// pool at rest is balanced face by face: near walls the kernel blurs `rho_f` and `v_f`
+    /// alike). Returns `p` (pressure times `dt`).
+    fn bilateral_projection(&mut self, dt: Real, bins: &Bins, face_density: &[Array3<Real>; 3], u: &mut [Array3<Real>; 3]) -> Vec<Real> {
+        let grid = self.grid;
+        let threshold = MASS_THRESHOLD * self.params.density;
+        let candidate: Vec<bool> = (0..grid.cell_count()).map(|c| !bins.cell(c).is_empty() && self.max_density.as_slice()[c] > 0.0).collect();
+        let mut system = System::assemble(&grid, &self.solids.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, dt);
+        system.matrix.floating = floating_sets(&system);
+        let div = solve::divergence(&grid, &mass_flux(&grid, &self.solids.boundaries, u, face_density));
+        let rhs: Vec<Real> = (0..grid.cell_count()).map(|c| if system.unknown[c] { -dt * div[c] } else { 0.0 }).collect();
+        let mut p = vec![0.0; rhs.len()];
+        let info = pcg(&system.matrix, &Mic0::new(&system.matrix), &rhs, &mut p, self.params.solver);
+        self.last.unknowns = system.unknown.iter().filter(|u| **u).count();
+        self.last.iterations = info.iterations;
+        self.last.converged = info.converged;
+        system.apply_gradient(&grid, &self.face_fraction, &p, face_density, u);
+        p
+    }
+
+    /// PIC/FLIP (sec. 3.2.3): each particle takes `flip_ratio` of its own velocity plus the
+    /// grid's change, and the rest as the grid velocity itself.
+    fn update_particle_velocities(&mut self, old: &[Array3<Real>; 3]) {
+        let grid = self.grid;
+        let ratio = self.params.flip_ratio;
+        let new = &self.velocity;
+        let old = MacVelocity { faces: old.clone() };
+        self.positions.par_iter().zip(self.velocities.par_iter_mut()).for_each(|(x, v)| {
+            let pic = new.at(&grid, x);
+            let flip = *v + pic - old.at(&grid, x);
+            *v = ratio * flip + (1.0 - ratio) * pic;
+        });
+    }
+
+    /// Moves the particles (sec. 3.2.4): the density correction's displacement first, then
+    /// trapezoidal or Euler steps through the grid velocity; a particle that ends inside a
+    /// solid steps out along the distance gradient, or, failing that, back along its path by
+    /// bisection, and loses its velocity into the solid; particles leaving through an open
+    /// side are removed, walls hold the rest.
+    fn advect(&mut self, dt: Real, offsets: Option<&MacVelocity>) {
+        let grid = self.grid;
+        let u = &self.velocity;
+        let (lo, hi) = (grid.origin, grid.max_corner());
+        let margin = 1e-3 * grid.dx;
+        let boundaries = self.solids.boundaries;
+        let this = &*self;
+        let moved: Vec<Option<(Vec3, Vec3)>> = self
+            .positions
+            .par_iter()
+            .zip(self.velocities.par_iter())
+            .map(|(x0, v0)| {
+                let start = offsets.map_or(*x0, |o| *x0 + o.at(&grid, x0));
+                let start = if this.solid_distance(&start).0 > 0.0 { start } else { *x0 };
+                let v1 = u.at(&grid, &start);
+                let mut x = match this.params.advection {
+                    ParticleAdvection::Euler => start + dt * v1,
+                    ParticleAdvection::Trapezoidal => start + 0.5 * dt * (v1 + u.at(&grid, &(start + dt * v1))),
+                };
+                let mut v = *v0;
+                let (mut d, mut normal, mut solid) = this.solid_distance(&x);
+                for _ in 0..4 {
+                    if d >= margin {
+                        break;
+                    }
+                    x += (margin - d) * normal;
+                    (d, normal, solid) = this.solid_distance(&x);
+                }
+                if d < 0.0 || !grid.contains(&grid.clamp(&x)) {
+                    let (mut outside, mut inside) = (start, x);
+                    for _ in 0..8 {
+                        let mid = 0.5 * (outside + inside);
+                        if this.solid_distance(&mid).0 > 0.0 {
+                            outside = mid;
+                        } else {
+                            inside = mid;
+                        }
+                    }
+                    x = outside;
+                    (_, normal, solid) = this.solid_distance(&x);
+                }
+                if d < margin {
+                    let into = (v - solid).dot(&normal);
+                    if into < 0.0 {
+                        v -= into * normal;
+                    }
+                }
+                for a in 0..3 {
+                    for (side, bound) in [(0, lo[a] + margin), (1, hi[a] - margin)] {
+                        let beyond = if side == 0 { x[a] < bound } else { x[a] > bound };
+                        if beyond {
+                            if boundaries[a][side] == Boundary::Open {
+                                return None;
+                            }
+                            x[a] = bound;
+                            if (side == 0 && v[a] < 0.0) || (side == 1 && v[a] > 0.0) {
+                                v[a] = 0.0;
+                            }
+                        }
+                    }
+                }
+                Some((x, v))
+            })
+            .collect();
+        let (positions, velocities): (Vec<Vec3>, Vec<Vec3>) = moved.into_iter().flatten().unzip();
+        self.positions = positions;
+        self.velocities = velocities;
+    }
+
+    /// A non-finite value or a speed above `max_speed` is a blow-up.
+    fn check(&self) -> Result<(), String> {
+        if let Some(p) = self.positions.iter().zip(&self.velocities).position(|(x, v)| !(x.iter().chain(v.iter()).all(|c| c.is_finite()))) {
+            return Err(format!("particle {p} has a non-finite position or velocity"));
+        }
+        let speed = self.max_speed();
+        if speed > self.settings.max_speed {
+            return Err(format!("the liquid reached {speed:.3} m/s, above simulation.max_speed = {} m/s", self.settings.max_speed));
+        }
+        Ok(())
+    }
+
+    /// Largest `(rho_c - rho_max) / rho_0` over the cells with the particles where they are now.
+    pub fn density_excess(&self) -> Real {
+        let grid = self.grid;
+        let mut positions = self.positions.clone();
+        let bins = Bins::sort(&grid, &mut positions, &mut []);
+        let (weight, _) = raster::rasterize(&grid, &bins, &positions, Location::Cell, |_| 0.0);
+        let scale = self.particle_mass / grid.dx.powi(3);
+        weight.as_slice().iter().zip(self.max_density.as_slice()).map(|(w, m)| (w * scale - m) / self.params.density).fold(Real::NEG_INFINITY, Real::max)
+    }
+}
+
+/// The mass flux `rho_f u` on every face; none through closed walls (whose velocity only
+/// says how the liquid next to them moves).
+fn mass_flux(grid: &Grid, boundaries: &[[Boundary; 2]; 3], u: &[Array3<Real>; 3], face_density: &[Array3<Real>; 3]) -> [Array3<Real>; 3] {
+    [0, 1, 2].map(|a| {
+        let mut flux = Array3::from_vec(u[a].dims(), u[a].as_slice().iter().zip(face_density[a].as_slice()).map(|(v, d)| v * d).collect());
+        flux.par_update(|i, j, k, f| {
+            let idx = [i, j, k];
+            if (idx[a] == 0 && boundaries[a][0] == Boundary::Wall) || (idx[a] == grid.dims[a] && boundaries[a][1] == Boundary::Wall) {
+                *f = 0.0;
+            }
+        });
+        flux
+    })
+}
+
+/// Velocity extrapolation (sec. 3.2.2): `layers` sweeps in which every unmarked face with
+/// marked neighbours (same component, six directions) takes their average and is marked.
+pub fn extrapolate(grid: &Grid, u: &mut [Array3<Real>; 3], mut marked: [Vec<bool>; 3], layers: usize) {
+    for a in 0..3 {
+        let dims = grid.dims_at(Location::Face(a));
+        let [nx, ny, nz] = dims;
+        for _ in 0..layers {
+            let (values, mask) = (u[a].as_slice().to_vec(), marked[a].clone());
+            let updates: Vec<Option<Real>> = (0..values.len())
+                .into_par_iter()
+                .map(|f| {
+                    if mask[f] {
+                        return None;
+                    }
+                    let [i, j, k] = [f % nx, (f / nx) % ny, f / (nx * ny)];
+                    let near = [(i > 0, f.wrapping_sub(1)), (i + 1 < nx, f + 1), (j > 0, f.wrapping_sub(nx)), (j + 1 < ny, f + nx), (k > 0, f.wrapping_sub(nx * ny)), (k + 1 < nz, f + nx * ny)];
+                    let (sum, count) = near.iter().filter(|(inside, n)| *inside && mask[*n]).fold((0.0, 0), |(s, c), (_, n)| (s + values[*n], c + 1));
+                    (count > 0).then(|| sum / count as Real)
+                })
+                .collect();
+            let mut changed = false;
+            for (f, update) in updates.into_iter().enumerate() {
+                if let Some(value) = update {
+                    u[a].as_mut_slice()[f] = value;
+                    marked[a][f] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+}
+
+/// Connected sets of unknowns with no zero-pressure neighbour (no open side or air cell next
+/// to them): their pressure is determined up to a constant.
+fn floating_sets(system: &System) -> Vec<Vec<u32>> {
+    let m = &system.matrix;
+    let n = m.diag.len();
+    let mut seen = vec![false; n];
+    let mut sets = Vec::new();
+    for start in 0..n {
+        if !system.unknown[start] || seen[start] {
+            continue;
+        }
+        let (mut stack, mut set, mut anchored) = (vec![start], Vec::new(), false);
+        seen[start] = true;
+        while let Some(c) = stack.pop() {
+            set.push(c as u32);
+            let mut off = 0.0;
+            for a in 0..3 {
+                for up in [false, true] {
+                    if let Some(d) = m.neighbour(c, a, up) {
+                        let w = m.entry(c, d);
+                        if w != 0.0 {
+                            off -= w;
+                            if !seen[d] {
+                                seen[d] = true;
+                                stack.push(d);
+                            }
+                        }
+                    }
+                }
+            }
+            anchored |= m.diag[c] > off * (1.0 + 1e-12);
+        }
+        if !anchored {
+            sets.push(set);
+        }
+    }
+    sets
+}
