@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tidepool::driver::RunOutcome;
 use tidepool::output::{self, RunInfo};
 use tidepool::scene::surface::LoadedSurfaceScene;
-use tidepool::scene::{self, AnyScene};
+use tidepool::scene::{self, AnyScene, LiquidMethod, LoadedScene};
 use tidepool::session;
 use tidepool::world::World;
 use tidepool::{Error, SceneError};
@@ -137,6 +137,9 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         loaded.scene.simulation.frames = frames;
     }
     let dir = session::output_directory(&loaded, args.out.as_deref());
+    if loaded.scene.liquid.method == LiquidMethod::Flip {
+        return run_flip(&loaded, &dir, &args, threads);
+    }
     let last_frame = loaded.scene.simulation.frames;
     let info = RunInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -202,6 +205,41 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
     }
 }
 
+/// `tidepool run` of a FLIP scene (no checkpoints). A frame whose solves did not converge is
+/// reported on the log as well as in `stats.jsonl`.
+fn run_flip(loaded: &LoadedScene, dir: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8> {
+    if args.resume {
+        return Err(UsageError("--resume is not supported for FLIP scenes (they write no checkpoints)".into()).into());
+    }
+    let frames = loaded.scene.simulation.frames;
+    if !args.quiet {
+        let [nx, ny, nz] = loaded.grid.dims;
+        let what = loaded.path.as_ref().map_or("the scene".to_string(), |p| p.display().to_string());
+        eprintln!("tidepool: simulating {what} (FLIP, {nx} x {ny} x {nz} cells, {threads} threads)");
+        eprintln!("tidepool: writing frames to {}", dir.display());
+    }
+    let bar = ProgressBar::with_draw_target(Some(frames as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
+    bar.set_style(ProgressStyle::with_template("frame {pos}/{len} [{bar:28.cyan/blue}] {msg} | {elapsed_precise} elapsed, ETA {eta}").expect("valid template").progress_chars("=> "));
+    tidepool::output::flip::run(loaded, dir, frames, |s| {
+        bar.set_position(s.frame as u64);
+        bar.set_message(format!("{} particles, {} substeps", s.particle_count, s.substeps));
+        if !s.lcp_converged || !s.correction_converged {
+            bar.suspend(|| {
+                eprintln!(
+                    "tidepool: warning: frame {}: a {} did not converge within liquid.pressure_max_iterations (see stats.jsonl)",
+                    s.frame,
+                    if s.lcp_converged { "density correction" } else { "velocity solve" }
+                )
+            });
+        }
+    })?;
+    bar.finish_and_clear();
+    if !args.quiet {
+        eprintln!("tidepool: wrote frames 0..={frames} to {}", dir.display());
+    }
+    Ok(EXIT_OK)
+}
+
 /// `tidepool run` of a surface-flow scene: frames of automaton steps (no checkpoints).
 fn run_surface(loaded: &LoadedSurfaceScene, path: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8> {
     if args.resume {
@@ -248,6 +286,9 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             return Ok(EXIT_OK);
         }
     };
+    if loaded.scene.liquid.method == LiquidMethod::Flip {
+        return check_flip(path, &loaded);
+    }
     let grid = loaded.grid;
     let world = World::build(&loaded);
     let sim = &loaded.scene.simulation;
@@ -278,6 +319,25 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         sim.frames,
         1e3 / sim.fps
     );
+    print_stdout(&out)?;
+    Ok(EXIT_OK)
+}
+
+/// `tidepool check` of a FLIP scene: the particles it starts with, what it may grow to, the
+/// memory estimate (the scene is refused when it exceeds the machine's), the first substep.
+fn check_flip(path: &Path, loaded: &LoadedScene) -> anyhow::Result<u8> {
+    let grid = loaded.grid;
+    let scene = &loaded.scene;
+    let flip = &scene.liquid.flip;
+    let (particles, memory) = tidepool::fluids::flip::estimate_memory(&grid, &loaded.regions, &loaded.sources, &scene.liquid.source, flip.particles_per_cell as usize, scene.simulation.frames as f64 / scene.simulation.fps);
+    let world = tidepool::fluids::flip::FlipWorld::from_scene(loaded);
+    let [nx, ny, nz] = grid.dims;
+    let mut out = String::new();
+    let _ = writeln!(out, "scene      {}: valid (FLIP, {:?} incompressibility)", path.display(), flip.incompressibility);
+    let _ = writeln!(out, "grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
+    let _ = writeln!(out, "liquid     {} particles of {:.4} kg ({:.3} kg) initially; up to about {particles} with the sources", world.positions.len(), world.particle_mass, world.liquid_mass());
+    let _ = writeln!(out, "memory     about {:.1} MiB (estimate)", memory as f64 / 1048576.0);
+    let _ = writeln!(out, "time step  {:.2} ms at rest ({} frames of {:.2} ms)", world.cfl_dt() * 1e3, scene.simulation.frames, 1e3 / scene.simulation.fps);
     print_stdout(&out)?;
     Ok(EXIT_OK)
 }

@@ -3,6 +3,7 @@
 //! temporary file in the same directory, then renamed over the target.
 
 pub mod checkpoint;
+pub mod flip;
 pub mod mesh_files;
 pub mod preview;
 pub mod stats;

@@ -271,14 +271,21 @@ pub fn png_bytes(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
 
 /// Renders the liquid surface, the obstacles and the bodies of a frame.
 pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh) -> Vec<u8> {
+    let bodies: Vec<TriMesh> = frame.world.bodies.iter().map(|b| b.world_surface()).collect();
+    render_scene(&frame.world.grid, camera, obstacles, &bodies, &frame.surface().mesh)
+}
+
+/// Renders the domain's far walls and floor, `obstacles`, `bodies` and the liquid surface
+/// `water` from `camera` as PNG bytes.
+pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriMesh, bodies: &[TriMesh], water: &TriMesh) -> Vec<u8> {
     let (w, h) = (camera.width as usize, camera.height as usize);
-    let mut raster = Raster::new(Camera::from_scene(camera, &frame.world.grid, 2 * w, 2 * h));
-    raster.far_walls(&frame.world.grid);
+    let mut raster = Raster::new(Camera::from_scene(camera, grid, 2 * w, 2 * h));
+    raster.far_walls(grid);
     raster.mesh(obstacles, Material::Solid);
-    for body in &frame.world.bodies {
-        raster.mesh(&body.world_surface(), Material::Body);
+    for body in bodies {
+        raster.mesh(body, Material::Body);
     }
-    raster.mesh(&frame.surface().mesh, Material::Water);
+    raster.mesh(water, Material::Water);
     png_bytes(w as u32, h as u32, &raster.downsample())
 }
 

@@ -124,6 +124,29 @@ fn mesh_vtp(mesh: &TriMesh, velocities: &[Vec3]) -> Vec<u8> {
     finish(&head, body, a.data)
 }
 
+/// Points as poly data (one vertex cell each) with a `velocity` point array.
+pub fn points_vtp(points: &[Vec3], velocities: &[Vec3]) -> Vec<u8> {
+    let mut a = Appended::default();
+    a.float32("Points", 3, points.iter().flat_map(|v| [v.x, v.y, v.z]));
+    let xml_points = a.take_xml();
+    a.float32("velocity", 3, velocities.iter().flat_map(|v| [v.x, v.y, v.z]));
+    let point_data = a.take_xml();
+    a.int64("connectivity", 0..points.len() as i64);
+    a.int64("offsets", (1..=points.len() as i64).map(|n| n));
+    let verts = a.take_xml();
+    let mut head = String::from("<?xml version=\"1.0\"?>\n");
+    head.push_str("<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");
+    let _ = writeln!(
+        head,
+        "  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"{n}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">",
+        n = points.len()
+    );
+    let body = format!(
+        "      <Points>\n{xml_points}      </Points>\n      <PointData Vectors=\"velocity\">\n{point_data}      </PointData>\n      <Verts>\n{verts}      </Verts>\n    </Piece>\n  </PolyData>\n"
+    );
+    finish(&head, body, a.data)
+}
+
 /// Writes the VTK files every `every` frames and keeps `tidepool.pvd` up to date.
 pub struct VtkSink {
     dir: PathBuf,
@@ -155,14 +178,16 @@ impl VtkSink {
         }
     }
 
-    fn pvd(&self) -> String {
-        let mut s = String::from("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n");
-        for (time, part, file) in &self.entries {
-            let _ = writeln!(s, "    <DataSet timestep=\"{time}\" group=\"\" part=\"{part}\" file=\"{file}\"/>");
-        }
-        s.push_str("  </Collection>\n</VTKFile>\n");
-        s
+}
+
+/// A `.pvd` time series listing `(time, part, file)` datasets.
+pub fn pvd(entries: &[(f64, usize, String)]) -> String {
+    let mut s = String::from("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n");
+    for (time, part, file) in entries {
+        let _ = writeln!(s, "    <DataSet timestep=\"{time}\" group=\"\" part=\"{part}\" file=\"{file}\"/>");
     }
+    s.push_str("  </Collection>\n</VTKFile>\n");
+    s
 }
 
 impl FrameSink for VtkSink {
@@ -177,6 +202,6 @@ impl FrameSink for VtkSink {
             write_atomic(&frame_file(&self.dir, "bodies", r.frame, "vtp"), &bodies_vtp(frame))?;
         }
         self.add_entries(r.frame, r.time);
-        write_atomic(&self.dir.join("tidepool.pvd"), self.pvd().as_bytes())
+        write_atomic(&self.dir.join("tidepool.pvd"), pvd(&self.entries).as_bytes())
     }
 }

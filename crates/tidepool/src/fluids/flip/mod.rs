@@ -189,6 +189,8 @@ pub struct FlipWorld {
     pub max_density: Array3<Real>,
     /// Face volume fractions `v_f`: the blurred share of a face's neighbourhood open to liquid.
     pub face_fraction: [Array3<Real>; 3],
+    /// The bilateral mode's sharp obstacles: the share of each face's area outside solids.
+    pub open_area: [Array3<Real>; 3],
     /// Domain sides and static obstacles.
     pub solids: StaticSolids,
     /// Static and kinematic bodies: moving obstacles.
@@ -340,6 +342,7 @@ impl FlipWorld {
             density: grid.zeros(Location::Cell),
             max_density: grid.zeros(Location::Cell),
             face_fraction: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))),
+            open_area: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))),
             solids,
             bodies,
             sources,
@@ -435,9 +438,17 @@ impl FlipWorld {
 
     /// Signed distance to the nearest obstacle or body (negative inside), its outward normal
     /// and the solid's velocity there.
+    /// Within a cell of a static obstacle the obstacles' exact distance is used (the sampled
+    /// one rounds off corners, e.g. where an obstacle stands on a wall).
     pub fn solid_distance(&self, x: &Vec3) -> (Real, Vec3, Vec3) {
         let grid = &self.grid;
-        let mut best = (grid.interpolate(&self.solids.phi_nodes, Location::Node, x), None);
+        let sampled = grid.interpolate(&self.solids.phi_nodes, Location::Node, x);
+        let mut best = (sampled, None);
+        let exact = sampled < 2.0 * grid.dx;
+        let obstacles = |x: &Vec3| self.solids.obstacles.iter().map(|(_, s)| s.signed_distance(x)).fold(Real::INFINITY, Real::min);
+        if exact {
+            best.0 = obstacles(x);
+        }
         for (b, body) in self.bodies.iter().enumerate() {
             if (x - body.position).norm() - body.bounding_radius < best.0.min(grid.dx) {
                 let d = body.signed_distance_at(&body.pose(), x);
@@ -446,21 +457,24 @@ impl FlipWorld {
                 }
             }
         }
+        // The gradient of a distance by central differences.
+        let gradient = |f: &dyn Fn(&Vec3) -> Real| {
+            let e = 1e-3 * grid.dx;
+            Vec3::from_fn(|a, _| {
+                let mut step = Vec3::zeros();
+                step[a] = e;
+                f(&(x + step)) - f(&(x - step))
+            })
+            .try_normalize(1e-12)
+            .unwrap_or_else(Vec3::y)
+        };
         match best.1 {
-            None => {
-                let g = grid.gradient(&self.solids.phi_nodes, Location::Node, x);
-                (best.0, g.try_normalize(1e-12).unwrap_or_else(Vec3::y), Vec3::zeros())
-            }
+            None if exact => (best.0, gradient(&obstacles), Vec3::zeros()),
+            None => (best.0, grid.gradient(&self.solids.phi_nodes, Location::Node, x).try_normalize(1e-12).unwrap_or_else(Vec3::y), Vec3::zeros()),
             Some(b) => {
                 let body = &self.bodies[b];
                 let pose = body.pose();
-                let e = 1e-3 * grid.dx;
-                let g = Vec3::from_fn(|a, _| {
-                    let mut step = Vec3::zeros();
-                    step[a] = e;
-                    body.signed_distance_at(&pose, &(x + step)) - body.signed_distance_at(&pose, &(x - step))
-                });
-                (best.0, g.try_normalize(1e-12).unwrap_or_else(Vec3::y), body.point_velocity(x))
+                (best.0, gradient(&|x: &Vec3| body.signed_distance_at(&pose, x)), body.point_velocity(x))
             }
         }
     }
@@ -484,6 +498,21 @@ impl FlipWorld {
         self.max_density = indicator.blurred(&grid, Location::Cell);
         self.max_density.as_mut_slice().iter_mut().for_each(|v| *v *= density);
         self.face_fraction = [0, 1, 2].map(|a| indicator.blurred(&grid, Location::Face(a)));
+        if self.params.incompressibility == Incompressibility::Bilateral {
+            let bodies = &self.bodies;
+            self.open_area = [0, 1, 2].map(|a| {
+                let mut open = self.solids.face_open[a].clone();
+                if !bodies.is_empty() {
+                    open.par_update(|i, j, k, v| {
+                        let x = grid.position(Location::Face(a), i, j, k);
+                        if bodies.iter().any(|b| b.signed_distance_at(&b.pose(), &x) < 0.0) {
+                            *v = 0.0;
+                        }
+                    });
+                }
+                open
+            });
+        }
     }
 
     /// Emits liquid from the active sources: cells whose centre is inside a source are topped
@@ -603,7 +632,7 @@ impl FlipWorld {
 
         // Density correction: positions, not velocities (eq. 3.9).
         let mut offsets = None;
-        self.last = SolveReport::default();
+        self.last = SolveReport { correction_converged: true, ..SolveReport::default() };
         if self.params.incompressibility == Incompressibility::Unilateral && self.params.density_correction {
             offsets = self.correct_density(&mut density, &mut face_density);
         }
@@ -618,7 +647,7 @@ impl FlipWorld {
         self.solid_face_velocities(&mut u);
         let pressure = match self.params.incompressibility {
             Incompressibility::Unilateral => self.unilateral_projection(dt, &density, &face_density, &mut u),
-            Incompressibility::Bilateral => self.bilateral_projection(dt, &bins, &face_density, &mut u),
+            Incompressibility::Bilateral => self.bilateral_projection(dt, &bins, &mut u),
         };
         self.pressure = Array3::from_vec(grid.dims, pressure.iter().map(|p| p / dt).collect());
         self.density = density;
@@ -801,25 +830,31 @@ impl FlipWorld {
         lower
     }
 
-    /// The standard incompressible projection on the same machinery: every cell holding a
-    /// particle (a box filter) keeps its mass flux divergence-free, `A p = -dt div(rho_f u)`,
-    /// solved by PCG with MIC(0), with the same update `u -= v_f grad p / rho_f` (so that a
-    /// pool at rest is balanced face by face: near walls the kernel blurs `rho_f` and `v_f`
-    /// alike). Returns `p` (pressure times `dt`).
-    fn bilateral_projection(&mut self, dt: Real, bins: &Bins, face_density: &[Array3<Real>; 3], u: &mut [Array3<Real>; 3]) -> Vec<Real> {
+    /// The standard incompressible projection on the same machinery, with sharp obstacles
+    /// (the variational form with each face's open area as `v_f`, as Gerszewski's comparison
+    /// solver: blurred obstacles without the density bound let particles pile into them): every
+    /// cell holding a particle (a box filter)
+    /// keeps `div(v_f u) = 0`, `A p = -dt rho_0 div(v_f u)`, solved by PCG with MIC(0), and
+    /// `u -= grad p / rho_0` on the system's faces (the same as eq. 3.8 with the face density
+    /// `rho_0 v_f`). Returns `p` (pressure times `dt`).
+    fn bilateral_projection(&mut self, dt: Real, bins: &Bins, u: &mut [Array3<Real>; 3]) -> Vec<Real> {
         let grid = self.grid;
-        let threshold = MASS_THRESHOLD * self.params.density;
-        let candidate: Vec<bool> = (0..grid.cell_count()).map(|c| !bins.cell(c).is_empty() && self.max_density.as_slice()[c] > 0.0).collect();
-        let mut system = System::assemble(&grid, &self.solids.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, dt);
+        let rho0 = self.params.density;
+        let candidate: Vec<bool> = (0..grid.cell_count()).map(|c| !bins.cell(c).is_empty()).collect();
+        let mut system = System::assemble(&grid, &self.solids.boundaries, &self.open_area, &candidate, |_, _| true, dt);
         system.matrix.floating = floating_sets(&system);
-        let div = solve::divergence(&grid, &mass_flux(&grid, &self.solids.boundaries, u, face_density));
+        let open_density = self.open_area.clone().map(|mut f| {
+            f.as_mut_slice().iter_mut().for_each(|v| *v *= rho0);
+            f
+        });
+        let div = solve::divergence(&grid, &mass_flux(&grid, &self.solids.boundaries, u, &open_density));
         let rhs: Vec<Real> = (0..grid.cell_count()).map(|c| if system.unknown[c] { -dt * div[c] } else { 0.0 }).collect();
         let mut p = vec![0.0; rhs.len()];
         let info = pcg(&system.matrix, &Mic0::new(&system.matrix), &rhs, &mut p, self.params.solver);
         self.last.unknowns = system.unknown.iter().filter(|u| **u).count();
         self.last.iterations = info.iterations;
         self.last.converged = info.converged;
-        system.apply_gradient(&grid, &self.face_fraction, &p, face_density, u);
+        system.apply_gradient(&grid, &self.open_area, &p, &open_density, u);
         p
     }
 
@@ -867,10 +902,12 @@ impl FlipWorld {
                     if d >= margin {
                         break;
                     }
-                    x += (margin - d) * normal;
+                    // Out along the distance gradient, but not out of the domain (an obstacle
+                    // standing on a wall has its nearest face in the wall).
+                    x = (x + (margin - d) * normal).zip_zip_map(&lo, &hi, |c, l, h| c.clamp(l + margin, h - margin));
                     (d, normal, solid) = this.solid_distance(&x);
                 }
-                if d < 0.0 || !grid.contains(&grid.clamp(&x)) {
+                if d < 0.0 {
                     let (mut outside, mut inside) = (start, x);
                     for _ in 0..8 {
                         let mid = 0.5 * (outside + inside);
