@@ -333,7 +333,11 @@ fn check_flip(path: &Path, loaded: &LoadedScene) -> anyhow::Result<u8> {
     let world = tidepool::fluids::flip::FlipWorld::from_scene(loaded);
     let [nx, ny, nz] = grid.dims;
     let mut out = String::new();
-    let _ = writeln!(out, "scene      {}: valid (FLIP, {:?} incompressibility)", path.display(), flip.incompressibility);
+    let mode = match flip.incompressibility {
+        tidepool::fluids::flip::Incompressibility::Unilateral => "unilateral",
+        tidepool::fluids::flip::Incompressibility::Bilateral => "bilateral",
+    };
+    let _ = writeln!(out, "scene      {}: valid (FLIP, {mode} incompressibility)", path.display());
     let _ = writeln!(out, "grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
     let _ = writeln!(out, "liquid     {} particles of {:.4} kg ({:.3} kg) initially; up to about {particles} with the sources", world.positions.len(), world.particle_mass, world.liquid_mass());
     let _ = writeln!(out, "memory     about {:.1} MiB (estimate)", memory as f64 / 1048576.0);

@@ -240,10 +240,12 @@ pub fn estimate_memory(
             })
             .count()
     };
+    // Cells the liquid reaches into (centre within half a cell of it).
+    let reach = 0.5 * grid.dx;
     let initial = cells_inside(&|x: &Vec3| {
         regions.iter().fold(false, |inside, (op, shape)| match op {
-            Operation::Add => inside || shape.signed_distance(x) < 0.0,
-            Operation::Subtract => inside && shape.signed_distance(x) >= 0.0,
+            Operation::Add => inside || shape.signed_distance(x) < reach,
+            Operation::Subtract => inside && shape.signed_distance(x) >= -reach,
         })
     });
     let emitted: Real = sources
@@ -252,7 +254,7 @@ pub fn estimate_memory(
         .map(|(shape, spec)| {
             let on = (spec.end.unwrap_or(duration).min(duration) - spec.start).max(0.0);
             let refills = 1.0 + on * vec3(spec.velocity).norm() / grid.dx;
-            cells_inside(&|x: &Vec3| shape.signed_distance(x) < 0.0) as Real * refills
+            cells_inside(&|x: &Vec3| shape.signed_distance(x) < reach) as Real * refills
         })
         .sum();
     let cells = (initial as Real + emitted).min(grid.cell_count() as Real) as usize;
@@ -659,8 +661,9 @@ impl FlipWorld {
         lap(&mut timings.extrapolate);
 
         self.update_particle_velocities(&old);
-        self.advect(dt, offsets.as_ref());
+        // Moving obstacles first, so that the particles are kept out of where they now are.
         rigid::advance_poses(&mut self.bodies, dt);
+        self.advect(dt, offsets.as_ref());
         lap(&mut timings.advect);
         self.timings = timings;
         self.time += dt;
