@@ -13,7 +13,7 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, PcgParams};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 6] = ["poisson-128", "dam-break-128", "buoyancy", "pool-of-bodies", "lattice-256", "lattice-1024"];
+pub const CASES: [&str; 8] = ["poisson-128", "dam-break-128", "buoyancy", "pool-of-bodies", "lattice-256", "lattice-1024", "flip-dam-break", "lcp-vs-poisson"];
 
 /// Runs one case by name.
 pub fn run_case(name: &str) -> Option<Value> {
@@ -25,6 +25,8 @@ pub fn run_case(name: &str) -> Option<Value> {
         "pool-of-bodies" => Some(scene_case("pool-of-bodies", POOL_OF_BODIES, 0.5, 10)),
         "lattice-256" => Some(lattice(256, 200)),
         "lattice-1024" => Some(lattice(1024, 20)),
+        "flip-dam-break" => Some(flip_dam_break(128, 3)),
+        "lcp-vs-poisson" => Some(lcp_vs_poisson(64, 5)),
         _ => None,
     }
 }
@@ -179,6 +181,88 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
         "particles": world.liquid.particles.len(),
         "state_bytes_per_cell": world.heap_bytes() as f64 / cells as f64,
         "peak_resident_bytes_per_cell": peak_resident_bytes().map(|b| b as f64 / cells as f64),
+    })
+}
+
+/// A FLIP dam break in a 2 x 1 x 1 m tank at `resolution` cells along x, unilateral or
+/// bilateral: a 0.6 x 0.8 x 1 m column (at 128: 128 x 64 x 64 cells, about a million
+/// particles).
+fn flip_dam_break_world(resolution: u32, incompressibility: &str) -> crate::fluids::flip::FlipWorld {
+    let text = format!(
+        "[simulation]\nframes = 1\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [2.0, 1.0, 1.0]\nresolution = {resolution}\n\
+         [liquid]\nmethod = \"flip\"\nflip.incompressibility = \"{incompressibility}\"\n\
+         [[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [0.6, 0.8, 1.0] }}\n"
+    );
+    let loaded = scene::parse(&text, "bench", "bench", None, std::path::Path::new(".")).expect("valid bench scene");
+    crate::fluids::flip::FlipWorld::from_scene(&loaded)
+}
+
+/// `steps` substeps of the FLIP dam break after 2 of warm-up (the column has started to fall),
+/// with the seconds per substep of each phase.
+pub fn flip_dam_break(resolution: u32, steps: usize) -> Value {
+    use crate::fluids::flip::FlipTimings;
+    let clock = Instant::now();
+    let mut world = flip_dam_break_world(resolution, "unilateral");
+    let setup = clock.elapsed().as_secs_f64();
+    let dt = world.cfl_dt().min(1.0 / 60.0);
+    for _ in 0..2 {
+        world.step(dt).expect("stable");
+    }
+    let (mut total, mut iterations, mut correction) = (FlipTimings::default(), 0, 0);
+    for _ in 0..steps {
+        world.step(dt).expect("stable");
+        total.accumulate(&world.timings);
+        iterations += world.last.iterations;
+        correction += world.last.correction_iterations;
+    }
+    let per = |s: f64| s / steps as f64;
+    json!({
+        "case": "flip-dam-break",
+        "grid": world.grid.dims,
+        "particles": world.positions.len(),
+        "setup_seconds": setup,
+        "dt": dt,
+        "steps": steps,
+        "seconds_per_step": per(total.rasterize + total.solve + total.extrapolate + total.advect),
+        "phase_seconds_per_step": { "rasterize": per(total.rasterize), "solve": per(total.solve), "extrapolate": per(total.extrapolate), "advect": per(total.advect) },
+        "lcp_iterations_per_step": iterations as f64 / steps as f64,
+        "correction_iterations_per_step": correction as f64 / steps as f64,
+        "active_set": world.last.active,
+        "unknowns": world.last.unknowns,
+        "peak_resident_bytes": peak_resident_bytes(),
+    })
+}
+
+/// The unilateral solve (density correction and LCP, MPRGP + MIC(0)) against the bilateral
+/// Poisson solve (PCG + MIC(0)) on the same FLIP dam break: solve seconds and iterations per
+/// substep over `steps` substeps after 2 of warm-up.
+pub fn lcp_vs_poisson(resolution: u32, steps: usize) -> Value {
+    let run = |mode: &str| {
+        let mut world = flip_dam_break_world(resolution, mode);
+        let dt = world.cfl_dt().min(1.0 / 60.0);
+        for _ in 0..2 {
+            world.step(dt).expect("stable");
+        }
+        let (mut seconds, mut iterations, mut correction) = (0.0, 0, 0);
+        for _ in 0..steps {
+            world.step(dt).expect("stable");
+            seconds += world.timings.solve;
+            iterations += world.last.iterations;
+            correction += world.last.correction_iterations;
+        }
+        json!({
+            "solve_seconds_per_step": seconds / steps as f64,
+            "iterations_per_step": iterations as f64 / steps as f64,
+            "correction_iterations_per_step": correction as f64 / steps as f64,
+            "unknowns": world.last.unknowns,
+        })
+    };
+    json!({
+        "case": "lcp-vs-poisson",
+        "resolution": resolution,
+        "steps": steps,
+        "unilateral": run("unilateral"),
+        "bilateral": run("bilateral"),
     })
 }
 
