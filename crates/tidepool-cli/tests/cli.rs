@@ -117,3 +117,25 @@ fn ctrl_c_finishes_the_frame_and_resume_completes_the_run() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stats_lines(&out_dir), last + 3);
 }
+
+/// A FLIP scene: `check` reports particles and memory; `run` writes particle caches, and a
+/// solve capped below what it needs is reported on the log and in the stats, not silently.
+#[test]
+fn flip_scenes_run_and_report_unconverged_solves() {
+    let dir = temp("flip");
+    let scene = write_scene(&dir, 2, "[liquid]\nmethod = \"flip\"\npressure_max_iterations = 2");
+    let out = tidepool(&["check", scene.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("FLIP, unilateral") && text.contains("particles") && text.contains("memory"), "{text}");
+    let out_dir = dir.join("frames");
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did not converge"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stats_lines(&out_dir), 3);
+    let stats = std::fs::read_to_string(out_dir.join("stats.jsonl")).unwrap();
+    assert!(stats.lines().last().unwrap().contains("\"lcp_converged\":false"), "{stats}");
+    assert!(out_dir.join("particles_0002.ply").exists() && out_dir.join("surface_0002.ply").exists());
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--resume"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

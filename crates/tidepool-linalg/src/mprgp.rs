@@ -19,7 +19,7 @@
 //!
 //! It stops when the projected gradient is small: `||g^P|| <= tolerance ||c||`.
 
-use crate::reduce::{dot, norm2};
+use crate::reduce::{dot, norm2, CHUNK};
 use crate::LinearOperator;
 use rayon::prelude::*;
 
@@ -119,18 +119,30 @@ where
     loop {
         // The chopped gradient beta (active variables whose gradient points off the bound),
         // and the reduced free gradient phi~ (free gradient capped by the room to the bound).
-        let (beta_sq, reduced_dot, projected_sq) = (0..n)
-            .into_par_iter()
-            .map(|i| {
-                if free[i] {
-                    let reduced = if g[i] > 0.0 { g[i].min((x[i] - lower[i]) / alpha_bar) } else { g[i] };
-                    (0.0, reduced * g[i], g[i] * g[i])
-                } else {
-                    let b = g[i].min(0.0);
-                    (b * b, 0.0, b * b)
+        let inverse_step = 1.0 / alpha_bar;
+        let (beta_sq, reduced_dot, projected_sq) = g
+            .par_chunks(CHUNK)
+            .zip(x.par_chunks(CHUNK))
+            .zip(lower.par_chunks(CHUNK))
+            .zip(free.par_chunks(CHUNK))
+            .map(|(((g, x), lower), free)| {
+                let mut sums = (0.0, 0.0, 0.0);
+                for i in 0..g.len() {
+                    if free[i] {
+                        let reduced = if g[i] > 0.0 { g[i].min((x[i] - lower[i]) * inverse_step) } else { g[i] };
+                        sums.1 += reduced * g[i];
+                        sums.2 += g[i] * g[i];
+                    } else {
+                        let b = g[i].min(0.0);
+                        sums.0 += b * b;
+                        sums.2 += b * b;
+                    }
                 }
+                sums
             })
-            .reduce(|| (0.0, 0.0, 0.0), |s, t| (s.0 + t.0, s.1 + t.1, s.2 + t.2));
+            .collect::<Vec<_>>()
+            .into_iter()
+            .fold((0.0, 0.0, 0.0), |s, t| (s.0 + t.0, s.1 + t.1, s.2 + t.2));
         info.relative_residual = projected_sq.sqrt() / scale;
         if info.relative_residual <= params.tolerance {
             info.converged = true;
@@ -145,10 +157,19 @@ where
             a.apply(&p, &mut ap);
             let pap = dot(&p, &ap);
             let alpha_cg = rz / pap;
-            let alpha_feasible = (0..n)
-                .into_par_iter()
-                .filter(|&i| p[i] > 0.0)
-                .map(|i| (x[i] - lower[i]) / p[i])
+            let alpha_feasible = p
+                .par_chunks(CHUNK)
+                .zip(x.par_chunks(CHUNK))
+                .zip(lower.par_chunks(CHUNK))
+                .map(|((p, x), lower)| {
+                    let mut step = f64::INFINITY;
+                    for i in 0..p.len() {
+                        if p[i] > 0.0 {
+                            step = step.min((x[i] - lower[i]) / p[i]);
+                        }
+                    }
+                    step
+                })
                 .reduce(|| f64::INFINITY, f64::min);
             if alpha_cg <= alpha_feasible && pap > 0.0 {
                 info.cg_steps += 1;
