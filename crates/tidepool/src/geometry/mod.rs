@@ -3,8 +3,10 @@
 pub mod mesh_io;
 mod parry;
 pub mod shapes;
+pub mod tetmesh;
 pub mod trimesh;
 
 pub use parry::MeshDistance;
 pub use shapes::Shape;
+pub use tetmesh::TetMesh;
 pub use trimesh::TriMesh;
