@@ -94,6 +94,42 @@ impl TetMesh {
         mesh
     }
 
+    /// The box `[lo, hi]` divided into `cells` cubes (cuboids) per axis, each split into six
+    /// tetrahedra around its main diagonal (Kuhn's split, conforming between neighbours):
+    /// exactly the box, unlike a lattice cut by a distance.
+    pub fn box_grid(lo: &Vec3, hi: &Vec3, cells: [usize; 3]) -> TetMesh {
+        let [nx, ny, nz] = cells;
+        let step = Vec3::new((hi.x - lo.x) / nx as Real, (hi.y - lo.y) / ny as Real, (hi.z - lo.z) / nz as Real);
+        let index = |i: usize, j: usize, k: usize| (i + (nx + 1) * (j + (ny + 1) * k)) as u32;
+        let mut vertices = Vec::with_capacity((nx + 1) * (ny + 1) * (nz + 1));
+        for k in 0..=nz {
+            for j in 0..=ny {
+                for i in 0..=nx {
+                    vertices.push(lo + Vec3::new(i as Real, j as Real, k as Real).component_mul(&step));
+                }
+            }
+        }
+        let mut tets = Vec::with_capacity(6 * nx * ny * nz);
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+                        let mut c = [i, j, k];
+                        let mut tet = [index(c[0], c[1], c[2]); 4];
+                        for (s, axis) in order.into_iter().enumerate() {
+                            c[axis] += 1;
+                            tet[s + 1] = index(c[0], c[1], c[2]);
+                        }
+                        tets.push(tet);
+                    }
+                }
+            }
+        }
+        let mut mesh = TetMesh { vertices, tets };
+        mesh.orient();
+        mesh
+    }
+
     /// Swaps two vertices of every negatively oriented tetrahedron.
     fn orient(&mut self) {
         for t in 0..self.tets.len() {

@@ -2,6 +2,7 @@
 //! rigid bodies, and mass-spring sheets.
 
 pub mod mass_spring;
+pub mod reduced;
 pub mod rigid;
 mod static_solids;
 
