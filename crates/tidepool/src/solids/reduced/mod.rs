@@ -3,5 +3,6 @@
 //! modal basis ([`modes`]); the reduced dynamics, the coupling, articulation and skinning
 //! are not built yet.
 
+pub mod body;
 pub mod fem;
 pub mod modes;
