@@ -311,6 +311,22 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         let c = body.position;
         let _ = writeln!(out, "body       {} ({kind}): {mass}centre of mass [{:.3}, {:.3}, {:.3}] m", body.name, c.x, c.y, c.z);
     }
+    for body in &world.reduced {
+        let m = &body.model;
+        let c = body.position;
+        let lowest = m.eigenvalues.first().map_or("rigid".to_string(), |l| format!("lowest mode {:.2} Hz", l.sqrt() / (2.0 * std::f64::consts::PI)));
+        let _ = writeln!(
+            out,
+            "body       {} (deformable: {} modes, {} tetrahedra, {lowest}): {:.4} kg, centre of mass [{:.3}, {:.3}, {:.3}] m",
+            body.name,
+            m.modes.len(),
+            m.mesh.tets.len(),
+            m.mass,
+            c.x,
+            c.y,
+            c.z
+        );
+    }
     let _ = writeln!(out, "memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
     let _ = writeln!(out, 
         "time step  {} at rest; about {:.2} ms once liquid falls the domain height ({} frames of {:.2} ms)",

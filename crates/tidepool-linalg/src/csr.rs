@@ -4,6 +4,9 @@
 use crate::{LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
+/// Rows from which [`CsrMatrix`]'s product runs in parallel.
+const PARALLEL_ROWS: usize = 16_384;
+
 /// A square sparse matrix in compressed sparse row form (both triangles stored).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CsrMatrix {
@@ -80,9 +83,13 @@ impl LinearOperator for CsrMatrix {
     }
 
     fn apply(&self, x: &[f64], y: &mut [f64]) {
-        y.par_iter_mut().enumerate().for_each(|(i, yi)| {
-            *yi = (self.start[i]..self.start[i + 1]).map(|k| self.values[k] * x[self.columns[k] as usize]).sum();
-        });
+        let row = |i: usize| (self.start[i]..self.start[i + 1]).map(|k| self.values[k] * x[self.columns[k] as usize]).sum();
+        // Below a few thousand rows, waking the thread pool costs more than the product.
+        if self.n < PARALLEL_ROWS {
+            y.iter_mut().enumerate().for_each(|(i, yi)| *yi = row(i));
+        } else {
+            y.par_iter_mut().enumerate().for_each(|(i, yi)| *yi = row(i));
+        }
     }
 }
 

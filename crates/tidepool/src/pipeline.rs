@@ -19,7 +19,8 @@
 use crate::fluids::eulerian::projection::ProjectionReport;
 use crate::coupling::CoupledSolid;
 use crate::math::{Real, Vec3};
-use crate::solids::rigid;
+use crate::solids::reduced::body::ReducedBody;
+use crate::solids::rigid::{self, RigidBody};
 use crate::world::World;
 use serde::Serialize;
 use std::time::Instant;
@@ -85,19 +86,39 @@ fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
         body.follow_path(world.clock.time, dt);
     }
     let start: Vec<(Vec3, Vec3)> = world.bodies.iter().map(|b| (b.velocity, b.angular_momentum)).collect();
+    let start_reduced: Vec<(Vec3, Vec3, Vec<Real>)> = world.reduced.iter().map(|b| (b.velocity, b.angular_momentum, b.qdot.clone())).collect();
     for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
         body.velocity += 0.5 * dt * gravity;
     }
-    let mut coupled: Vec<&mut dyn CoupledSolid> = world.bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).collect();
+    for body in world.reduced.iter_mut() {
+        body.predict_velocities(0.5 * dt, gravity);
+    }
+    let mut coupled = coupled_bodies(&mut world.bodies, &mut world.reduced);
     world.liquid.solve_for_bodies(&grid, &world.solids, gravity, 0.5 * dt, &mut coupled);
     rigid::contact(&mut world.bodies, &world.body_statics, dt);
+    for body in world.reduced.iter_mut() {
+        body.contact(&world.body_statics, dt);
+    }
     rigid::advance_poses(&mut world.bodies, dt);
+    for body in world.reduced.iter_mut() {
+        body.advance_positions(dt);
+    }
     for (body, (velocity, angular_momentum)) in world.bodies.iter_mut().zip(start) {
         if body.is_dynamic() {
             body.velocity = velocity;
             body.angular_momentum = angular_momentum;
         }
     }
+    for (body, (velocity, angular_momentum, qdot)) in world.reduced.iter_mut().zip(start_reduced) {
+        body.velocity = velocity;
+        body.angular_momentum = angular_momentum;
+        body.qdot = qdot;
+    }
+}
+
+/// Every body as a coupled solid the solve may push.
+fn coupled_bodies<'a>(bodies: &'a mut [RigidBody], reduced: &'a mut [ReducedBody]) -> Vec<&'a mut dyn CoupledSolid> {
+    bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).chain(reduced.iter_mut().map(|b| b as &mut dyn CoupledSolid)).collect()
 }
 
 /// Advances `world` by `dt`. On a blow-up, returns what was found (the world is then unusable).
@@ -114,7 +135,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     world.liquid.advect_surface(&grid, &world.solids, dt, world.clock.step);
     lap(&mut timings.surface);
     let gravity = world.settings.gravity;
-    if !world.bodies.is_empty() {
+    if !world.bodies.is_empty() || !world.reduced.is_empty() {
         advance_body_positions(world, &gravity, dt);
         lap(&mut timings.bodies);
     }
@@ -126,13 +147,20 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
         body.velocity += dt * gravity;
     }
+    for body in world.reduced.iter_mut() {
+        body.predict_velocities(dt, &gravity);
+    }
     lap(&mut timings.forces);
-    let mut coupled: Vec<&mut dyn CoupledSolid> = world.bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).collect();
-    let (mut valid, coupling) = liquid.project(&grid, &world.solids, dt, &mut coupled);
+    let mut coupled = coupled_bodies(&mut world.bodies, &mut world.reduced);
+    let (mut valid, coupling) = world.liquid.project(&grid, &world.solids, dt, &mut coupled);
     lap(&mut timings.projection);
-    if rigid::contact(&mut world.bodies, &world.body_statics, dt) {
+    let mut touched = rigid::contact(&mut world.bodies, &world.body_statics, dt);
+    for body in world.reduced.iter_mut() {
+        touched |= body.contact(&world.body_statics, dt);
+    }
+    if touched {
         lap(&mut timings.bodies);
-        let held: Vec<&dyn CoupledSolid> = world.bodies.iter().map(|b| b as &dyn CoupledSolid).collect();
+        let held = crate::world::coupled_solids(&world.bodies, &world.reduced);
         valid = world.liquid.project_held(&grid, &world.solids, dt, &held);
         lap(&mut timings.projection);
     }
@@ -144,6 +172,15 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     world.clock.step += 1;
     if let Some(problem) = liquid.find_non_finite() {
         return Err(problem.to_string());
+    }
+    for body in &world.reduced {
+        let state = body.velocity.iter().chain(body.angular_momentum.iter()).chain(body.position.iter()).chain(body.q.iter()).chain(body.qdot.iter());
+        if !state.into_iter().all(|v| v.is_finite()) {
+            return Err(format!("body `{}` has a non-finite position, velocity or deformation", body.name));
+        }
+        if body.max_speed() > world.settings.max_speed {
+            return Err(format!("body `{}` reached {:.3} m/s, above simulation.max_speed = {} m/s", body.name, body.max_speed(), world.settings.max_speed));
+        }
     }
     for body in &world.bodies {
         let state = body.velocity.iter().chain(body.angular_momentum.iter()).chain(body.position.iter());

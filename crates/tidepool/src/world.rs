@@ -5,6 +5,8 @@ use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::scene::{LoadedScene, Operation};
 use crate::scene::Boundary;
+use crate::coupling::CoupledSolid;
+use crate::solids::reduced::body::ReducedBody;
 use crate::solids::rigid::{BodyKind, Material, RigidBody, StaticGeometry};
 use crate::solids::StaticSolids;
 use tidepool_linalg::PcgParams;
@@ -53,6 +55,8 @@ pub struct World {
     pub sources: Vec<LiquidSource>,
     /// Rigid bodies.
     pub bodies: Vec<RigidBody>,
+    /// Reduced deformable bodies.
+    pub reduced: Vec<ReducedBody>,
     /// The static world the bodies collide with: closed domain sides and obstacles.
     pub body_statics: StaticGeometry,
     /// Time.
@@ -108,9 +112,21 @@ impl World {
             obstacles: loaded.obstacles.iter().map(|(_, shape)| shape.clone()).collect(),
             material: STATIC_MATERIAL,
         };
+        let reduced: Vec<ReducedBody> = loaded
+            .bodies
+            .iter()
+            .filter_map(|b| {
+                let (model, position) = b.reduced.as_ref()?;
+                let mut body = ReducedBody::new(&b.name, model.clone(), *position);
+                body.velocity = b.velocity;
+                body.set_angular_velocity(&b.angular_velocity);
+                Some(body)
+            })
+            .collect();
         let bodies: Vec<RigidBody> = loaded
             .bodies
             .iter()
+            .filter(|b| b.reduced.is_none())
             .map(|b| {
                 let material = Material { restitution: b.restitution, friction: b.friction };
                 let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, b.density, material, 0.5 * grid.dx);
@@ -129,8 +145,10 @@ impl World {
                 body
             })
             .collect();
-        let liquid = LevelSetLiquid::new(&grid, params, phi, &solids, solids_with_bodies(&grid, &solids, &bodies));
-        World { grid, settings, solids, liquid, sources, bodies, body_statics, clock: Clock::default() }
+        let solid_bodies = coupled_solids(&bodies, &reduced);
+        let distance = solids_with_bodies(&grid, &solids, &solid_bodies);
+        let liquid = LevelSetLiquid::new(&grid, params, phi, &solids, distance);
+        World { grid, settings, solids, liquid, sources, bodies, reduced, body_statics, clock: Clock::default() }
     }
 
     /// Longest substep the CFL number allows: neither the liquid nor any point of a body may
@@ -138,7 +156,8 @@ impl World {
     pub fn cfl_dt(&self) -> Real {
         let s = &self.settings;
         let liquid = self.liquid.cfl_dt(&self.grid, s.cfl, &s.gravity, &self.sources);
-        let fastest_body = self.bodies.iter().map(|b| b.velocity.norm() + b.angular_velocity().norm() * b.bounding_radius).fold(0.0, Real::max);
+        let fastest_rigid = self.bodies.iter().map(|b| b.velocity.norm() + b.angular_velocity().norm() * b.bounding_radius).fold(0.0, Real::max);
+        let fastest_body = self.reduced.iter().map(ReducedBody::max_speed).fold(fastest_rigid, Real::max);
         if fastest_body > 0.0 {
             liquid.min(s.cfl * self.grid.dx / fastest_body)
         } else {
@@ -146,21 +165,25 @@ impl World {
         }
     }
 
-    /// Volume of body `b` below the liquid's surface (m^3): the cells around it weighted by the
-    /// smoothed fractions of the cell inside the body and inside the liquid (first order in the
-    /// cell size).
+    /// Volume of rigid body `b` below the liquid's surface (m^3); see [`World::submerged_volume_of`].
     pub fn submerged_volume(&self, b: usize) -> Real {
-        let body = &self.bodies[b];
+        self.submerged_volume_of(&self.bodies[b])
+    }
+
+    /// Volume of `solid` below the liquid's surface (m^3): the cells around it weighted by the
+    /// smoothed fractions of the cell inside the solid and inside the liquid (first order in
+    /// the cell size).
+    pub fn submerged_volume_of(&self, solid: &dyn CoupledSolid) -> Real {
         let grid = &self.grid;
-        let reach = Vec3::repeat(body.bounding_radius + grid.dx);
-        let (lo, hi) = (grid.cell_of(&(body.position - reach)), grid.cell_of(&(body.position + reach)));
-        let pose = body.pose();
+        let (centre, radius) = solid.bounding_sphere();
+        let reach = Vec3::repeat(radius + grid.dx);
+        let (lo, hi) = (grid.cell_of(&(centre - reach)), grid.cell_of(&(centre + reach)));
         let mut volume = 0.0;
         for k in lo[2]..=hi[2] {
             for j in lo[1]..=hi[1] {
                 for i in lo[0]..=hi[0] {
                     let x = grid.position(Location::Cell, i, j, k);
-                    let inside = (0.5 - body.signed_distance_at(&pose, &x) / grid.dx).clamp(0.0, 1.0);
+                    let inside = (0.5 - solid.signed_distance(&x) / grid.dx).clamp(0.0, 1.0);
                     let wet = (0.5 - self.liquid.phi.get(i, j, k) / grid.dx).clamp(0.0, 1.0);
                     volume += inside * wet;
                 }
@@ -171,7 +194,7 @@ impl World {
 
     /// Samples the distance to obstacles and bodies at cell centres for the liquid.
     pub fn update_solid_distance(&mut self) {
-        self.liquid.solids_with_bodies = solids_with_bodies(&self.grid, &self.solids, &self.bodies);
+        self.liquid.solids_with_bodies = solids_with_bodies(&self.grid, &self.solids, &coupled_solids(&self.bodies, &self.reduced));
     }
 
     /// Heap bytes held by the persistent state.
@@ -180,17 +203,23 @@ impl World {
     }
 }
 
+/// Rigid and reduced bodies together as coupled solids.
+pub fn coupled_solids<'a>(bodies: &'a [RigidBody], reduced: &'a [ReducedBody]) -> Vec<&'a dyn CoupledSolid> {
+    bodies.iter().map(|b| b as &dyn CoupledSolid).chain(reduced.iter().map(|b| b as &dyn CoupledSolid)).collect()
+}
+
 /// The signed distance to obstacles and bodies together at cell centres (`None` without
 /// bodies). A body is only evaluated within two cells of its bounding sphere; farther out the
 /// distance to the sphere stands in (a lower bound, and only the sign and the values near
 /// surfaces are used).
-fn solids_with_bodies(grid: &Grid, solids: &StaticSolids, bodies: &[RigidBody]) -> Option<Array3<Real>> {
+fn solids_with_bodies(grid: &Grid, solids: &StaticSolids, bodies: &[&dyn CoupledSolid]) -> Option<Array3<Real>> {
     (!bodies.is_empty()).then(|| {
+        let spheres: Vec<(Vec3, Real)> = bodies.iter().map(|b| b.bounding_sphere()).collect();
         solids.phi_cells.par_map(|i, j, k, obstacle| {
             let x = grid.position(Location::Cell, i, j, k);
-            bodies.iter().fold(obstacle, |d, b| {
-                let sphere = (x - b.position).norm() - b.bounding_radius;
-                d.min(if sphere > 2.0 * grid.dx { sphere } else { b.signed_distance_at(&b.pose(), &x) })
+            bodies.iter().zip(&spheres).fold(obstacle, |d, (b, (centre, radius))| {
+                let sphere = (x - centre).norm() - radius;
+                d.min(if sphere > 2.0 * grid.dx { sphere } else { b.signed_distance(&x) })
             })
         })
     })

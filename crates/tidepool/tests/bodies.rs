@@ -346,3 +346,48 @@ path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
         assert!((at - (start + offset)).norm() < 1e-9, "t = {t}: at {at:?}, expected {:?}", start + offset);
     });
 }
+
+/// The share of a reduced body's deformed tetrahedral mesh below height `level`: each
+/// tetrahedron's volume times the share of a lattice of 286 barycentric points below it.
+fn mesh_share_below(body: &tidepool::solids::reduced::body::ReducedBody, level: Real) -> Real {
+    let x = body.positions();
+    let k = 10;
+    let lattice: Vec<[Real; 4]> = (0..=k)
+        .flat_map(|a| (0..=k - a).flat_map(move |b| (0..=k - a - b).map(move |c| [a, b, c, k - a - b - c].map(|n| n as Real / k as Real))))
+        .collect();
+    let (mut below, mut total) = (0.0, 0.0);
+    for tet in &body.model.mesh.tets {
+        let p = tet.map(|v| x[v as usize]);
+        let volume = (p[1] - p[0]).cross(&(p[2] - p[0])).dot(&(p[3] - p[0])).abs() / 6.0;
+        let share = lattice.iter().filter(|w| w.iter().zip(&p).map(|(w, p)| w * p.y).sum::<Real>() < level).count() as Real / lattice.len() as Real;
+        below += volume * share;
+        total += volume;
+    }
+    below / total
+}
+
+/// Archimedes for a reduced deformable ball (radius 0.1 m, 6 modes, soft enough to wobble,
+/// its tetrahedral mesh cut from a 2 cm lattice, one cell) of half the water's density: half of its
+/// mesh's volume is under water within 3%; and it deforms on the way.
+#[test]
+fn floating_reduced_ball_displaces_its_weight_of_water() {
+    let loaded = common::tank("frames = 72", [1.0, 0.5, 0.6], 50, 0.3, r#"
+[[body]]
+name = "soft ball"
+shape.sphere = { center = [0.5, 0.31, 0.3], radius = 0.1 }
+density = 500.0
+deformable = { young = 2e5, modes = 6, damping = 0.005, spacing = 0.02 }
+"#);
+    let mut fractions = Vec::new();
+    let mut energy: Real = 0.0;
+    common::each_frame(&loaded, 72, |world, record| {
+        if record.frame > 0 {
+            let body = &world.reduced[0];
+            fractions.push(mesh_share_below(body, surface_height(world, 0.05, 0.05)));
+            energy = energy.max(body.modal_energy());
+        }
+    });
+    let mean = settled(&fractions);
+    assert!((mean - 0.5).abs() < 0.03 * 0.5, "submerged fraction {mean}, frames {fractions:?}");
+    assert!(energy > 0.0, "the ball never deformed");
+}

@@ -6,8 +6,9 @@
 //! scene, `u32` frame, `f64` time, `u64` substep count, the volume control (`f64` target,
 //! error integral, last divergence), then the arrays `u`, `v`, `w`, `phi`,
 //! `pressure` (each `u64` length + `f64`s), the particles (`u64` count + 5 `f32` each) and the
-//! bodies (`u64` count + 13 `f64` each: position, orientation quaternion w x y z, velocity,
-//! angular momentum).
+//! rigid bodies (`u64` count + 13 `f64` each: position, orientation quaternion w x y z,
+//! velocity, angular momentum), and the reduced deformable bodies (`u64` count + the same 13
+//! `f64` plus `q` and `qdot`, `modes` each).
 
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
@@ -21,7 +22,7 @@ use crate::world::World;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"TIDEPOOL-CKPT\0\0\0";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// A fingerprint of everything in a scene that affects the simulated state (the output settings
 /// and the frame count may change between a run and its resumption).
@@ -63,6 +64,14 @@ pub fn encode(world: &World, fingerprint: u64) -> Vec<u8> {
     for b in &world.bodies {
         let q = b.orientation.quaternion();
         let values = b.position.iter().chain([&q.w, &q.i, &q.j, &q.k]).chain(b.velocity.iter()).chain(b.angular_momentum.iter());
+        for v in values {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    out.extend_from_slice(&(world.reduced.len() as u64).to_le_bytes());
+    for b in &world.reduced {
+        let q = b.orientation.quaternion();
+        let values = b.position.iter().chain([&q.w, &q.i, &q.j, &q.k]).chain(b.velocity.iter()).chain(b.angular_momentum.iter()).chain(b.q.iter()).chain(b.qdot.iter());
         for v in values {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -157,6 +166,23 @@ pub fn decode(bytes: &[u8], world: &mut World, fingerprint: u64) -> std::result:
         b.orientation = Quat::new_unchecked(Quaternion::new(f[3], f[4], f[5], f[6]));
         b.velocity = Vec3::new(f[7], f[8], f[9]);
         b.angular_momentum = Vec3::new(f[10], f[11], f[12]);
+    }
+    let reduced = r.u64().ok_or_else(truncated)? as usize;
+    if reduced != world.reduced.len() {
+        return Err(format!("it holds {reduced} deformable bodies where the scene has {}", world.reduced.len()));
+    }
+    for b in &mut world.reduced {
+        let modes = b.q.len();
+        let mut f = vec![0.0; 13 + 2 * modes];
+        for v in &mut f {
+            *v = r.f64().ok_or_else(truncated)?;
+        }
+        b.position = Vec3::new(f[0], f[1], f[2]);
+        b.orientation = Quat::new_unchecked(Quaternion::new(f[3], f[4], f[5], f[6]));
+        b.velocity = Vec3::new(f[7], f[8], f[9]);
+        b.angular_momentum = Vec3::new(f[10], f[11], f[12]);
+        b.q.copy_from_slice(&f[13..13 + modes]);
+        b.qdot.copy_from_slice(&f[13 + modes..]);
     }
     if r.at != bytes.len() {
         return Err("unexpected bytes after the end of the state".into());

@@ -102,9 +102,9 @@ impl FrameSink for MeshSink {
         if r.frame % self.every != 0 {
             return Ok(());
         }
-        if !frame.world.bodies.is_empty() {
+        if !frame.world.bodies.is_empty() || !frame.world.reduced.is_empty() {
             let (mesh, velocities) = super::bodies_surface(frame.world);
-            let comment = format!("tidepool rigid bodies, frame {}, time {} s", r.frame, r.time);
+            let comment = format!("tidepool bodies, frame {}, time {} s", r.frame, r.time);
             self.write_mesh(&frame_file(&self.dir, "bodies", r.frame, "ply").with_extension(""), &mesh, Some(&velocities), &comment)?;
         }
         let surface = frame.surface();

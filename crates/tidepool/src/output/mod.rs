@@ -60,14 +60,19 @@ pub fn prepare(dir: &Path, loaded: &LoadedScene, info: &RunInfo) -> Result<()> {
     write_atomic(&dir.join("run.json"), json.as_bytes())
 }
 
-/// All rigid bodies' surfaces in world space, with the velocity of the body's material at
-/// each vertex (for motion blur).
+/// All bodies' surfaces in world space (reduced bodies deformed), with the velocity of the
+/// body's material at each vertex (for motion blur).
 fn bodies_surface(world: &World) -> (TriMesh, Vec<Vec3>) {
     let mut mesh = TriMesh::default();
     let mut velocities = Vec::new();
     for body in &world.bodies {
         let surface = body.world_surface();
         velocities.extend(surface.vertices.iter().map(|x| body.point_velocity(x)));
+        mesh.append(&surface);
+    }
+    for body in &world.reduced {
+        let (surface, v) = body.world_surface();
+        velocities.extend(v);
         mesh.append(&surface);
     }
     (mesh, velocities)

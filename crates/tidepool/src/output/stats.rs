@@ -36,7 +36,7 @@ pub struct StatsLine {
     pub particles: usize,
     /// Linear momentum of liquid and bodies together (kg m/s).
     pub total_momentum: [f64; 3],
-    /// Each rigid body's state.
+    /// Each body's state: the rigid bodies, then the reduced deformable ones.
     pub bodies: Vec<BodyLine>,
     /// Seconds per phase, summed over the frame.
     pub phase_seconds: PhaseTimings,
@@ -57,6 +57,9 @@ pub struct BodyLine {
     pub angular_velocity: [f64; 3],
     /// Volume below the liquid's surface (m^3).
     pub submerged_volume: f64,
+    /// Energy in a reduced deformable body's modes (J; absent for rigid bodies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modal_energy: Option<f64>,
 }
 
 impl StatsLine {
@@ -76,8 +79,10 @@ impl StatsLine {
             pressure_converged: r.pressure_converged,
             particles: r.particles,
             total_momentum: {
-                let bodies: Vec3 = frame.world.bodies.iter().filter(|b| b.is_dynamic()).map(|b| b.mass * b.velocity).sum();
-                (r.measures.momentum + bodies).into()
+                let world = frame.world;
+                let rigid: Vec3 = world.bodies.iter().filter(|b| b.is_dynamic()).map(|b| b.mass * b.velocity).sum();
+                let reduced: Vec3 = world.reduced.iter().map(|b| b.model.mass * b.velocity).sum();
+                (r.measures.momentum + rigid + reduced).into()
             },
             bodies: frame
                 .world
@@ -93,8 +98,21 @@ impl StatsLine {
                         linear_velocity: b.velocity.into(),
                         angular_velocity: b.angular_velocity().into(),
                         submerged_volume: frame.world.submerged_volume(n),
+                        modal_energy: None,
                     }
                 })
+                .chain(frame.world.reduced.iter().map(|b| {
+                    let q = b.orientation.quaternion();
+                    BodyLine {
+                        name: b.name.clone(),
+                        position: b.position.into(),
+                        orientation: [q.w, q.i, q.j, q.k],
+                        linear_velocity: b.velocity.into(),
+                        angular_velocity: b.angular_velocity().into(),
+                        submerged_volume: frame.world.submerged_volume_of(b),
+                        modal_energy: Some(b.modal_energy()),
+                    }
+                }))
                 .collect(),
             phase_seconds: r.timings,
         }

@@ -346,6 +346,37 @@ pub struct Body {
     /// Coulomb friction coefficient.
     #[serde(default = "default_friction")]
     pub friction: f64,
+    /// Makes a dynamic body a reduced deformable body: a rigid frame carrying its lowest
+    /// vibration modes.
+    pub deformable: Option<Deformable>,
+}
+
+/// `deformable = { ... }` of a `[[body]]`: the material and the modes of a reduced deformable
+/// body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deformable {
+    /// Young's modulus (Pa).
+    pub young: f64,
+    /// Poisson's ratio, in [0, 0.5).
+    #[serde(default = "default_poisson")]
+    pub poisson: f64,
+    /// Vibration modes kept (0: the body stays rigid).
+    #[serde(default = "default_modes")]
+    pub modes: u32,
+    /// Stiffness-proportional damping `beta` (s): `C = beta K`.
+    #[serde(default)]
+    pub damping: f64,
+    /// Edge of the lattice cubes the tetrahedral mesh is cut from (m); the grid's cell size or
+    /// a quarter of the shape's smallest extent, whichever is smaller, when absent.
+    pub spacing: Option<f64>,
+}
+
+fn default_poisson() -> f64 {
+    0.3
+}
+fn default_modes() -> u32 {
+    10
 }
 
 /// How a body moves.

@@ -68,6 +68,9 @@ pub struct BodySetup {
     pub restitution: Real,
     /// Friction coefficient.
     pub friction: Real,
+    /// The shared model of a reduced deformable body (its mesh, masses and modes), and where
+    /// the model's centre of mass sits relative to the shape's centroid.
+    pub reduced: Option<(std::sync::Arc<crate::solids::reduced::body::ReducedModel>, Vec3)>,
 }
 
 pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneError> {
@@ -200,6 +203,8 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         cx.check(p != l, "output.camera.look_at", || "the camera cannot look at its own position".into())?;
     }
     let mut bodies = Vec::new();
+    // Reduced models by shape (about its centroid) and material: copies share one.
+    let mut models: std::collections::HashMap<String, std::sync::Arc<crate::solids::reduced::body::ReducedModel>> = std::collections::HashMap::new();
     for (n, body) in scene.bodies.iter().enumerate() {
         let key = format!("body[{n}]");
         let shape = resolve_shape(&body.shape, &format!("{key}.shape"), cx)?;
@@ -231,6 +236,43 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         cx.check(body.friction.is_finite() && body.friction >= 0.0, &format!("{key}.friction"), || {
             format!("expected a friction coefficient >= 0, got {}", body.friction)
         })?;
+        let reduced = match &body.deformable {
+            None => None,
+            Some(d) => {
+                let key = format!("{key}.deformable");
+                cx.check(body.kind == BodyKind::Dynamic, &key, || "only a dynamic body can be deformable".into())?;
+                cx.positive(d.young, &format!("{key}.young"), "Young's modulus in Pa")?;
+                cx.check((0.0..0.5).contains(&d.poisson), &format!("{key}.poisson"), || format!("expected a Poisson's ratio in [0, 0.5), got {}", d.poisson))?;
+                cx.check(d.modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {}", d.modes))?;
+                cx.check(d.damping.is_finite() && d.damping >= 0.0, &format!("{key}.damping"), || format!("expected a damping >= 0 s, got {}", d.damping))?;
+                let centroid = shape.mass_properties().centroid;
+                let local = shape.translated(&-centroid);
+                let (lo, hi) = local.bounds();
+                let spacing = match d.spacing {
+                    Some(s) => {
+                        cx.positive(s, &format!("{key}.spacing"), "lattice spacing in m")?;
+                        s
+                    }
+                    None => grid.dx.min(0.25 * (hi - lo).min()),
+                };
+                let cache_key = format!("{local:?}|{d:?}|{spacing}|{density}");
+                let model = match models.get(&cache_key) {
+                    Some(model) => std::sync::Arc::clone(model),
+                    None => {
+                        let mesh = crate::geometry::TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing);
+                        mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
+                        let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density };
+                        let model = crate::solids::reduced::body::ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false)
+                            .map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
+                        let model = std::sync::Arc::new(model);
+                        models.insert(cache_key, std::sync::Arc::clone(&model));
+                        model
+                    }
+                };
+                let offset = centroid + model.centre_offset;
+                Some((model, offset))
+            }
+        };
         if !body.path.is_empty() {
             let key = format!("{key}.path");
             cx.check(body.kind == BodyKind::Kinematic, &key, || "only a kinematic body follows a path".into())?;
@@ -247,6 +289,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             path: body.path.iter().map(|k| (k[0], Vec3::new(k[1], k[2], k[3]))).collect(),
             restitution: body.restitution,
             friction: body.friction,
+            reduced,
         });
     }
     check_body_overlaps(&bodies, &obstacles, &grid, &scene.domain, cx)?;

@@ -32,7 +32,10 @@ pub struct ReducedModel {
     /// Stiffness-proportional Rayleigh damping `beta` (`C_r = beta K_r`; `alpha = 0`, as in
     /// the paper's examples).
     pub damping: Real,
-    /// The rest surface (the mesh's boundary) as a shape, for distances.
+    /// Where the input mesh's centre of mass was (the mesh here is centred on it).
+    pub centre_offset: Vec3,
+    /// The mesh's boundary triangles (outward), and the rest surface they make as a shape.
+    pub boundary: Vec<[u32; 3]>,
     pub surface: Shape,
     /// Tetrahedra by cell of a uniform grid over the rest mesh, to find the one holding a point.
     lookup: TetLookup,
@@ -140,9 +143,10 @@ impl ReducedModel {
             }
             basis
         };
-        let surface = Shape::mesh(TriMesh { vertices: mesh.vertices.clone(), triangles: mesh.boundary_faces() })?;
+        let boundary = mesh.boundary_faces();
+        let surface = Shape::mesh(TriMesh { vertices: mesh.vertices.clone(), triangles: boundary.clone() })?;
         let lookup = TetLookup::new(&mesh);
-        Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, surface, lookup })
+        Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, centre_offset: centre, boundary, surface, lookup })
     }
 
     /// Particles.
@@ -189,13 +193,54 @@ pub struct ReducedBody {
     /// The step of the coupled solve the body is in: its modes respond to impulses through
     /// `(M_r + dt C_r + dt^2 K_r)^-1` (eq. 39, 43).
     pub solve_dt: Real,
+    /// The material points of the last point set a solve asked about (a coupled solve asks
+    /// about the same points every iteration).
+    cache: PointCache,
+}
+
+/// Material points of a point set, for one state of the body.
+#[derive(Default)]
+struct PointCache(std::sync::Mutex<Option<CachedPoints>>);
+
+struct CachedPoints {
+    state: (Vec3, Quat, Vec<Real>),
+    points: Vec<Vec3>,
+    weights: Vec<([u32; 4], [Real; 4])>,
+}
+
+impl Clone for PointCache {
+    fn clone(&self) -> Self {
+        PointCache::default()
+    }
+}
+
+impl std::fmt::Debug for PointCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PointCache")
+    }
 }
 
 impl ReducedBody {
     /// A copy named `name` at rest with its centre of mass at `position`, undeformed.
     pub fn new(name: &str, model: Arc<ReducedModel>, position: Vec3) -> Self {
         let r = model.modes.len();
-        ReducedBody { name: name.to_string(), model, position, velocity: Vec3::zeros(), orientation: Quat::identity(), angular_momentum: Vec3::zeros(), q: vec![0.0; r], qdot: vec![0.0; r], solve_dt: 0.0 }
+        ReducedBody { name: name.to_string(), model, position, velocity: Vec3::zeros(), orientation: Quat::identity(), angular_momentum: Vec3::zeros(), q: vec![0.0; r], qdot: vec![0.0; r], solve_dt: 0.0, cache: PointCache::default() }
+    }
+
+    /// Sets the frame's angular velocity (with the modes at rest relative to it).
+    pub fn set_angular_velocity(&mut self, omega: &Vec3) {
+        let arms = self.arms();
+        self.angular_momentum = self.inertia(&arms) * omega;
+    }
+
+    /// The deformed surface in world space, with the particles' velocities at its vertices.
+    pub fn world_surface(&self) -> (TriMesh, Vec<Vec3>) {
+        (TriMesh { vertices: self.positions(), triangles: self.model.boundary.clone() }, self.velocities())
+    }
+
+    /// The fastest particle's speed (m/s).
+    pub fn max_speed(&self) -> Real {
+        self.velocities().iter().map(|v| v.norm()).fold(0.0, Real::max)
     }
 
     /// Moment arms `r_i = R (S q + x0)_i`.
@@ -395,11 +440,28 @@ impl ReducedBody {
         (found.0, found.1, z)
     }
 
+    /// The material points' particles and weights for `points`, from the cache when the body
+    /// and the points are those of the last call.
+    fn point_weights(&self, points: &[Vec3]) -> Vec<([u32; 4], [Real; 4])> {
+        let state = (self.position, self.orientation, self.q.clone());
+        let mut cache = self.cache.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.as_ref() {
+            if c.state == state && c.points == points {
+                return c.weights.clone();
+            }
+        }
+        let weights: Vec<([u32; 4], [Real; 4])> = points.iter().map(|x| {
+            let (tet, w, _) = self.weights(x);
+            (tet, w)
+        }).collect();
+        *cache = Some(CachedPoints { state, points: points.to_vec(), weights: weights.clone() });
+        weights
+    }
+
     /// Particle impulses from impulses at points (`W^T`: each spread over its tetrahedron).
     fn spread(&self, points: &[Vec3], impulses: &[Vec3]) -> Vec<Vec3> {
         let mut lambda = vec![Vec3::zeros(); self.model.particles()];
-        for (x, j) in points.iter().zip(impulses) {
-            let (tet, w, _) = self.weights(x);
+        for ((tet, w), j) in self.point_weights(points).into_iter().zip(impulses) {
             for (v, wv) in tet.iter().zip(w) {
                 lambda[*v as usize] += wv * j;
             }
@@ -471,8 +533,7 @@ impl CoupledSolid for ReducedBody {
     /// interpolated back.
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
         let response = self.particle_response(&self.spread(points, impulses));
-        for (change, x) in changes.iter_mut().zip(points) {
-            let (tet, w, _) = self.weights(x);
+        for (change, (tet, w)) in changes.iter_mut().zip(self.point_weights(points)) {
             *change = tet.iter().zip(w).map(|(v, wv)| wv * response[*v as usize]).sum();
         }
     }

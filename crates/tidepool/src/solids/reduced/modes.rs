@@ -65,7 +65,7 @@ pub fn lowest_modes(k: &CsrMatrix, m: &CsrMatrix, fixed: &[bool], rigid: &[Vec<R
     let m = restrict(m, fixed, 0.0);
     // A small shift makes a free body's K + sigma M definite; the rigid motions are removed
     // from every iterate, so it does not change the modes found.
-    let sigma = if rigid.is_empty() { 0.0 } else { 1e-6 * scale / m.diagonal().iter().fold(0.0, |a: Real, v| a.max(*v)) };
+    let sigma = if rigid.is_empty() { 0.0 } else { 1e-3 * scale / m.diagonal().iter().fold(0.0, |a: Real, v| a.max(*v)) };
     let shifted = CsrMatrix::combine(1.0, &k, sigma, &m);
     let preconditioner = Jacobi::new(&shifted);
     let apply = |a: &CsrMatrix, x: &[Real]| {
@@ -214,3 +214,6 @@ mod tests {
         assert!(too_many.contains(&format!("at most {}", 3 * mesh.vertices.len() - 6)), "{too_many}");
     }
 }
+
+
+
