@@ -271,6 +271,12 @@ impl ReducedBody {
         self.inertia(&arms).try_inverse().unwrap_or_else(Mat3::zeros) * (self.angular_momentum - modal)
     }
 
+    /// Velocity of particle `i` (eq. 3).
+    fn particle_velocity(&self, i: usize) -> Vec3 {
+        let r = self.orientation * self.model.local(&self.q, i);
+        self.orientation * self.model.local_velocity(&self.qdot, i) + self.velocity + self.angular_velocity().cross(&r)
+    }
+
     /// Particle velocities (eq. 3): `R S qdot + v + omega x r`.
     pub fn velocities(&self) -> Vec<Vec3> {
         let (w, arms) = (self.angular_velocity(), self.arms());
@@ -368,46 +374,54 @@ impl ReducedBody {
         self.orientation = Quat::from_scaled_axis(dt * w) * self.orientation;
     }
 
-    /// Contact with the static world (closed walls, obstacles) over a step `dt`: every particle
-    /// inside or about to enter it (within `dt` of its normal velocity) gets the impulse that
-    /// stops its motion into the surface, through the body's own response (its `K_lambda`),
-    /// a few sweeps so that particles pushing each other settle. Returns whether any acted.
+    /// Contact with the static world (closed walls, obstacles) over a step `dt`, inelastic:
+    /// the particles that would end the step inside it are contacts; projected Gauss–Seidel
+    /// over them accumulates a non-negative normal impulse on each, through the body's own
+    /// response (its `K_lambda`), until none moves into the surface faster than it may (zero,
+    /// or a fifth of its depth per step to push out of a penetration). Returns whether any
+    /// impulse acted.
     pub fn contact(&mut self, statics: &crate::solids::rigid::StaticGeometry, dt: Real) -> bool {
-        let mut touched = false;
-        for _ in 0..4 {
-            let (positions, velocities) = (self.positions(), self.velocities());
-            let mut any = false;
-            for i in 0..positions.len() {
-                let d = statics.signed_distance(&positions[i]);
-                let e = 1e-6 + 1e-3 * dt;
-                let normal = Vec3::from_fn(|a, _| {
-                    let mut s = Vec3::zeros();
-                    s[a] = e;
-                    statics.signed_distance(&(positions[i] + s)) - statics.signed_distance(&(positions[i] - s))
-                });
-                let Some(normal) = normal.try_normalize(1e-12) else { continue };
-                // Remove the normal velocity that would carry the particle below the surface.
-                let allowed = (-d.min(0.0) * 0.2 / dt).max(0.0) - d.max(0.0) / dt;
-                let vn = velocities[i].dot(&normal);
-                if vn >= allowed {
-                    continue;
-                }
-                let mut unit = vec![Vec3::zeros(); positions.len()];
-                unit[i] = normal;
-                let response = self.particle_response(&unit)[i].dot(&normal);
-                if response <= 0.0 {
-                    continue;
-                }
-                unit[i] = normal * ((allowed - vn) / response);
-                self.apply_particle_impulses(&unit);
-                any = true;
+        let (positions, velocities) = (self.positions(), self.velocities());
+        let e = 1e-6 + 1e-3 * dt;
+        let mut contacts: Vec<(usize, Vec3, Real, Real)> = Vec::new();
+        for (i, (x, v)) in positions.iter().zip(&velocities).enumerate() {
+            let d = statics.signed_distance(x);
+            let normal = Vec3::from_fn(|a, _| {
+                let mut s = Vec3::zeros();
+                s[a] = e;
+                statics.signed_distance(&(x + s)) - statics.signed_distance(&(x - s))
+            });
+            let Some(normal) = normal.try_normalize(1e-12) else { continue };
+            if d + dt * v.dot(&normal).min(0.0) >= 0.0 {
+                continue;
             }
-            touched |= any;
-            if !any {
-                break;
+            // The normal velocity allowed: reach the surface, or leave a penetration slowly.
+            let target = if d > 0.0 { -d / dt } else { -0.2 * d / dt };
+            let mut unit = vec![Vec3::zeros(); positions.len()];
+            unit[i] = normal;
+            let k = self.particle_response(&unit)[i].dot(&normal);
+            if k > 0.0 {
+                contacts.push((i, normal, target, k));
             }
         }
-        touched
+        if contacts.is_empty() {
+            return false;
+        }
+        let mut accumulated = vec![0.0; contacts.len()];
+        for _ in 0..8 {
+            for (c, &(i, normal, target, k)) in contacts.iter().enumerate() {
+                let vn = self.particle_velocity(i).dot(&normal);
+                let next = (accumulated[c] + (target - vn) / k).max(0.0);
+                let change = next - accumulated[c];
+                if change != 0.0 {
+                    let mut impulse = vec![Vec3::zeros(); positions.len()];
+                    impulse[i] = change * normal;
+                    self.apply_particle_impulses(&impulse);
+                    accumulated[c] = next;
+                }
+            }
+        }
+        accumulated.iter().any(|a| *a > 0.0)
     }
 
     /// `1 / (1 + dt beta lambda_k + dt^2 lambda_k)`: the diagonal of `M_r hat^-1` for
