@@ -132,7 +132,7 @@ pub fn points_vtp(points: &[Vec3], velocities: &[Vec3]) -> Vec<u8> {
     a.float32("velocity", 3, velocities.iter().flat_map(|v| [v.x, v.y, v.z]));
     let point_data = a.take_xml();
     a.int64("connectivity", 0..points.len() as i64);
-    a.int64("offsets", (1..=points.len() as i64).map(|n| n));
+    a.int64("offsets", 1..=points.len() as i64);
     let verts = a.take_xml();
     let mut head = String::from("<?xml version=\"1.0\"?>\n");
     head.push_str("<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");

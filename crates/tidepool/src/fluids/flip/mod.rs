@@ -762,14 +762,14 @@ impl FlipWorld {
         for (d, dc) in density.as_mut_slice().iter_mut().zip(&change) {
             *d -= dc;
         }
-        for a in 0..3 {
+        for (a, (faces, used_faces)) in face_density.iter_mut().zip(&system.faces).enumerate() {
             let dims = grid.dims_at(Location::Face(a));
-            for (f, used) in system.faces[a].iter().enumerate() {
+            for (f, used) in used_faces.iter().enumerate() {
                 if *used {
                     let idx = [f % dims[0], (f / dims[0]) % dims[1], f / (dims[0] * dims[1])];
                     let cells = solve::face_cells(&grid, a, idx);
                     let changes: Vec<Real> = cells.iter().flatten().map(|&c| -change[c]).collect();
-                    face_density[a].as_mut_slice()[f] += changes.iter().sum::<Real>() / changes.len() as Real;
+                    faces.as_mut_slice()[f] += changes.iter().sum::<Real>() / changes.len() as Real;
                 }
             }
         }
