@@ -29,6 +29,45 @@ pub struct Settings {
     pub max_speed: Real,
 }
 
+impl Settings {
+    /// The settings of `[simulation]`.
+    pub fn of(sim: &crate::scene::Simulation) -> Self {
+        Settings { frames: sim.frames, fps: sim.fps, cfl: sim.cfl, gravity: vec3(sim.gravity), max_speed: sim.max_speed }
+    }
+}
+
+/// The scene's liquid sources.
+pub fn liquid_sources(loaded: &LoadedScene) -> Vec<LiquidSource> {
+    loaded
+        .scene
+        .liquid
+        .source
+        .iter()
+        .zip(&loaded.sources)
+        .map(|(s, shape)| LiquidSource { shape: shape.clone(), velocity: vec3(s.velocity), start: s.start, end: s.end.unwrap_or(Real::INFINITY) })
+        .collect()
+}
+
+/// A rigid body as its setup describes it: a dynamic one with its initial velocities, a
+/// kinematic one with its velocities or path, a static one at rest.
+pub fn rigid_body(b: &crate::scene::BodySetup, grid: &Grid) -> RigidBody {
+    let material = Material { restitution: b.restitution, friction: b.friction };
+    let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, b.density, material, 0.5 * grid.dx);
+    match body.kind {
+        BodyKind::Dynamic => {
+            body.velocity = b.velocity;
+            body.angular_momentum = body.inertia * b.angular_velocity;
+        }
+        BodyKind::Kinematic => {
+            body.velocity = b.velocity;
+            body.spin = b.angular_velocity;
+            body.path = b.path.iter().map(|(t, offset)| (*t, body.position + offset)).collect();
+        }
+        BodyKind::Static => {}
+    }
+    body
+}
+
 /// Where the simulation is in time.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Clock {
@@ -69,13 +108,7 @@ impl World {
         let scene = &loaded.scene;
         let grid = loaded.grid;
         let sim = &scene.simulation;
-        let settings = Settings {
-            frames: sim.frames,
-            fps: sim.fps,
-            cfl: sim.cfl,
-            gravity: vec3(sim.gravity),
-            max_speed: sim.max_speed,
-        };
+        let settings = Settings::of(sim);
         let solids = StaticSolids::new(&grid, scene.domain.boundary.sides(), loaded.obstacles.clone());
         let far = grid.dx * grid.dims.iter().sum::<usize>() as Real;
         let phi = grid.sample_fn(Location::Cell, |x| {
@@ -94,17 +127,7 @@ impl World {
             seed: sim.seed,
             volume_correction: l.volume_correction,
         };
-        let sources = l
-            .source
-            .iter()
-            .zip(&loaded.sources)
-            .map(|(s, shape)| LiquidSource {
-                shape: shape.clone(),
-                velocity: vec3(s.velocity),
-                start: s.start,
-                end: s.end.unwrap_or(Real::INFINITY),
-            })
-            .collect();
+        let sources = liquid_sources(loaded);
         let body_statics = StaticGeometry {
             min: grid.origin,
             max: grid.origin + Vec3::from_fn(|a, _| grid.dims[a] as Real * grid.dx),
@@ -123,28 +146,7 @@ impl World {
                 Some(body)
             })
             .collect();
-        let bodies: Vec<RigidBody> = loaded
-            .bodies
-            .iter()
-            .filter(|b| b.reduced.is_none())
-            .map(|b| {
-                let material = Material { restitution: b.restitution, friction: b.friction };
-                let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, b.density, material, 0.5 * grid.dx);
-                match body.kind {
-                    BodyKind::Dynamic => {
-                        body.velocity = b.velocity;
-                        body.angular_momentum = body.inertia * b.angular_velocity;
-                    }
-                    BodyKind::Kinematic => {
-                        body.velocity = b.velocity;
-                        body.spin = b.angular_velocity;
-                        body.path = b.path.iter().map(|(t, offset)| (*t, body.position + offset)).collect();
-                    }
-                    BodyKind::Static => {}
-                }
-                body
-            })
-            .collect();
+        let bodies: Vec<RigidBody> = loaded.bodies.iter().filter(|b| b.reduced.is_none()).map(|b| rigid_body(b, &grid)).collect();
         let solid_bodies = coupled_solids(&bodies, &reduced);
         let distance = solids_with_bodies(&grid, &solids, &solid_bodies);
         let liquid = LevelSetLiquid::new(&grid, params, phi, &solids, distance);

@@ -5,7 +5,7 @@ use super::write_atomic;
 use crate::driver::{Frame, FrameSink};
 use crate::error::{Error, Result};
 use crate::pipeline::PhaseTimings;
-use crate::math::Vec3;
+use crate::math::{Quat, Vec3};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -84,37 +84,32 @@ impl StatsLine {
                 let reduced: Vec3 = world.reduced.iter().map(|b| b.model.mass * b.velocity).sum();
                 (r.measures.momentum + rigid + reduced).into()
             },
-            bodies: frame
-                .world
-                .bodies
-                .iter()
-                .enumerate()
-                .map(|(n, b)| {
-                    let q = b.orientation.quaternion();
-                    BodyLine {
-                        name: b.name.clone(),
-                        position: b.position.into(),
-                        orientation: [q.w, q.i, q.j, q.k],
-                        linear_velocity: b.velocity.into(),
-                        angular_velocity: b.angular_velocity().into(),
-                        submerged_volume: frame.world.submerged_volume(n),
-                        modal_energy: None,
-                    }
-                })
-                .chain(frame.world.reduced.iter().map(|b| {
-                    let q = b.orientation.quaternion();
-                    BodyLine {
-                        name: b.name.clone(),
-                        position: b.position.into(),
-                        orientation: [q.w, q.i, q.j, q.k],
-                        linear_velocity: b.velocity.into(),
-                        angular_velocity: b.angular_velocity().into(),
-                        submerged_volume: frame.world.submerged_volume_of(b),
-                        modal_energy: Some(b.modal_energy()),
-                    }
-                }))
-                .collect(),
+            bodies: {
+                let world = frame.world;
+                let rigid = world.bodies.iter().map(|b| BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), None));
+                let reduced = world.reduced.iter().map(|b| {
+                    BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), Some(b.modal_energy()))
+                });
+                rigid.chain(reduced)
+                .collect()
+            },
             phase_seconds: r.timings,
+        }
+    }
+}
+
+impl BodyLine {
+    /// The line of a body with this state.
+    fn of(name: &str, position: &Vec3, orientation: &Quat, velocity: &Vec3, angular_velocity: &Vec3, submerged_volume: f64, modal_energy: Option<f64>) -> Self {
+        let q = orientation.quaternion();
+        BodyLine {
+            name: name.to_string(),
+            position: (*position).into(),
+            orientation: [q.w, q.i, q.j, q.k],
+            linear_velocity: (*velocity).into(),
+            angular_velocity: (*angular_velocity).into(),
+            submerged_volume,
+            modal_energy,
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::fluids::eulerian::LiquidSource;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{vec3, Real, SplitMix64, Vec3};
 use crate::scene::{Boundary, LoadedScene, Operation};
-use crate::solids::rigid::{self, BodyKind, Material, RigidBody};
+use crate::solids::rigid::{self, RigidBody};
 use crate::solids::StaticSolids;
 use crate::world::Settings;
 use raster::{Bins, Indicator};
@@ -287,23 +287,9 @@ impl FlipWorld {
     pub fn build(loaded: &LoadedScene, params: FlipParams, explosions: Vec<Explosion>) -> FlipWorld {
         let scene = &loaded.scene;
         let grid = loaded.grid;
-        let sim = &scene.simulation;
-        let settings = Settings { frames: sim.frames, fps: sim.fps, cfl: sim.cfl, gravity: vec3(sim.gravity), max_speed: sim.max_speed };
+        let settings = Settings::of(&scene.simulation);
         let solids = StaticSolids::new(&grid, scene.domain.boundary.sides(), loaded.obstacles.clone());
-        let bodies: Vec<RigidBody> = loaded
-            .bodies
-            .iter()
-            .map(|b| {
-                let material = Material { restitution: b.restitution, friction: b.friction };
-                let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, 1.0, material, 0.5 * grid.dx);
-                if body.kind == BodyKind::Kinematic {
-                    body.velocity = b.velocity;
-                    body.spin = b.angular_velocity;
-                    body.path = b.path.iter().map(|(t, offset)| (*t, body.position + offset)).collect();
-                }
-                body
-            })
-            .collect();
+        let bodies: Vec<RigidBody> = loaded.bodies.iter().map(|b| crate::world::rigid_body(b, &grid)).collect();
         let outside_open = solids.boundaries.map(|sides| sides.map(|b| b == Boundary::Open));
         let cell_phi = &solids.phi_cells;
         let static_indicator = Indicator::new(&grid, outside_open, |x| {
@@ -325,13 +311,7 @@ impl FlipWorld {
             lattice.swap(n, (rng.next_u64() % (n as u64 + 1)) as usize);
         }
         lattice.truncate(params.particles_per_cell);
-        let sources = scene
-            .liquid
-            .source
-            .iter()
-            .zip(&loaded.sources)
-            .map(|(s, shape)| LiquidSource { shape: shape.clone(), velocity: vec3(s.velocity), start: s.start, end: s.end.unwrap_or(Real::INFINITY) })
-            .collect();
+        let sources = crate::world::liquid_sources(loaded);
         let mut world = FlipWorld {
             grid,
             settings,
@@ -614,20 +594,9 @@ impl FlipWorld {
         // Faces with mass carry the liquid's velocity; those on closed walls do not (the wall
         // holds them) and take their neighbours' by extrapolation, like faces in the air.
         let boundaries = self.solids.boundaries;
-        let marked: [Vec<bool>; 3] = [0, 1, 2].map(|a| {
-            let dims = grid.dims_at(Location::Face(a));
-            face_density[a]
-                .as_slice()
-                .iter()
-                .enumerate()
-                .map(|(f, &d)| {
-                    let i = [f % dims[0], (f / dims[0]) % dims[1], f / (dims[0] * dims[1])][a];
-                    d > 0.0 && !((i == 0 && boundaries[a][0] == Boundary::Wall) || (i == grid.dims[a] && boundaries[a][1] == Boundary::Wall))
-                })
-                .collect()
-        });
+        let marked: [Array3<bool>; 3] = [0, 1, 2].map(|a| face_density[a].par_map(|i, j, k, d| d > 0.0 && !solve::on_closed_wall(&grid, &boundaries, a, [i, j, k])));
         let layers = self.settings.cfl.ceil() as usize + 2;
-        extrapolate(&grid, &mut u, marked.clone(), layers);
+        extrapolate_faces(&mut u, marked.clone(), layers);
         self.solid_face_velocities(&mut u);
         let old = u.clone();
         lap(&mut timings.rasterize);
@@ -640,7 +609,7 @@ impl FlipWorld {
         }
         for (a, face) in u.iter_mut().enumerate() {
             let g = self.settings.gravity[a] * dt;
-            face.as_mut_slice().par_iter_mut().zip(marked[a].par_iter()).for_each(|(v, m)| {
+            face.as_mut_slice().par_iter_mut().zip(marked[a].as_slice().par_iter()).for_each(|(v, m)| {
                 if *m {
                     *v += g;
                 }
@@ -655,7 +624,7 @@ impl FlipWorld {
         self.density = density;
         lap(&mut timings.solve);
 
-        extrapolate(&grid, &mut u, marked, layers);
+        extrapolate_faces(&mut u, marked, layers);
         self.solid_face_velocities(&mut u);
         self.velocity = MacVelocity { faces: u };
         lap(&mut timings.extrapolate);
@@ -763,10 +732,9 @@ impl FlipWorld {
             *d -= dc;
         }
         for (a, (faces, used_faces)) in face_density.iter_mut().zip(&system.faces).enumerate() {
-            let dims = grid.dims_at(Location::Face(a));
             for (f, used) in used_faces.iter().enumerate() {
                 if *used {
-                    let idx = [f % dims[0], (f / dims[0]) % dims[1], f / (dims[0] * dims[1])];
+                    let idx = faces.coords(f);
                     let cells = solve::face_cells(&grid, a, idx);
                     let changes: Vec<Real> = cells.iter().flatten().map(|&c| -change[c]).collect();
                     faces.as_mut_slice()[f] += changes.iter().sum::<Real>() / changes.len() as Real;
@@ -962,16 +930,6 @@ impl FlipWorld {
         }
         Ok(())
     }
-
-    /// Largest `(rho_c - rho_max) / rho_0` over the cells with the particles where they are now.
-    pub fn density_excess(&self) -> Real {
-        let grid = self.grid;
-        let mut positions = self.positions.clone();
-        let bins = Bins::sort(&grid, &mut positions, &mut []);
-        let (weight, _) = raster::rasterize(&grid, &bins, &positions, Location::Cell, |_| 0.0);
-        let scale = self.particle_mass / grid.dx.powi(3);
-        weight.as_slice().iter().zip(self.max_density.as_slice()).map(|(w, m)| (w * scale - m) / self.params.density).fold(Real::NEG_INFINITY, Real::max)
-    }
 }
 
 /// The mass flux `rho_f u` on every face; none through closed walls (whose velocity only
@@ -980,8 +938,7 @@ fn mass_flux(grid: &Grid, boundaries: &[[Boundary; 2]; 3], u: &[Array3<Real>; 3]
     [0, 1, 2].map(|a| {
         let mut flux = Array3::from_vec(u[a].dims(), u[a].as_slice().iter().zip(face_density[a].as_slice()).map(|(v, d)| v * d).collect());
         flux.par_update(|i, j, k, f| {
-            let idx = [i, j, k];
-            if (idx[a] == 0 && boundaries[a][0] == Boundary::Wall) || (idx[a] == grid.dims[a] && boundaries[a][1] == Boundary::Wall) {
+            if solve::on_closed_wall(grid, boundaries, a, [i, j, k]) {
                 *f = 0.0;
             }
         });
@@ -989,38 +946,11 @@ fn mass_flux(grid: &Grid, boundaries: &[[Boundary; 2]; 3], u: &[Array3<Real>; 3]
     })
 }
 
-/// Velocity extrapolation (sec. 3.2.2): `layers` sweeps in which every unmarked face with
-/// marked neighbours (same component, six directions) takes their average and is marked.
-pub fn extrapolate(grid: &Grid, u: &mut [Array3<Real>; 3], mut marked: [Vec<bool>; 3], layers: usize) {
-    for a in 0..3 {
-        let dims = grid.dims_at(Location::Face(a));
-        let [nx, ny, nz] = dims;
-        for _ in 0..layers {
-            let (values, mask) = (u[a].as_slice().to_vec(), marked[a].clone());
-            let updates: Vec<Option<Real>> = (0..values.len())
-                .into_par_iter()
-                .map(|f| {
-                    if mask[f] {
-                        return None;
-                    }
-                    let [i, j, k] = [f % nx, (f / nx) % ny, f / (nx * ny)];
-                    let near = [(i > 0, f.wrapping_sub(1)), (i + 1 < nx, f + 1), (j > 0, f.wrapping_sub(nx)), (j + 1 < ny, f + nx), (k > 0, f.wrapping_sub(nx * ny)), (k + 1 < nz, f + nx * ny)];
-                    let (sum, count) = near.iter().filter(|(inside, n)| *inside && mask[*n]).fold((0.0, 0), |(s, c), (_, n)| (s + values[*n], c + 1));
-                    (count > 0).then(|| sum / count as Real)
-                })
-                .collect();
-            let mut changed = false;
-            for (f, update) in updates.into_iter().enumerate() {
-                if let Some(value) = update {
-                    u[a].as_mut_slice()[f] = value;
-                    marked[a][f] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+/// Velocity extrapolation (sec. 3.2.2): per component, `layers` sweeps in which every
+/// unmarked face with marked neighbours takes their average and is marked.
+fn extrapolate_faces(u: &mut [Array3<Real>; 3], marked: [Array3<bool>; 3], layers: usize) {
+    for (face, mut valid) in u.iter_mut().zip(marked) {
+        crate::grid::extrapolate::extrapolate(face, &mut valid, layers);
     }
 }
 

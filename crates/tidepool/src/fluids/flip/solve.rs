@@ -18,6 +18,11 @@ pub struct System {
     pub faces: [Vec<bool>; 3],
 }
 
+/// Whether face `idx` of axis `a` lies on a closed domain wall.
+pub fn on_closed_wall(grid: &Grid, boundaries: &[[Boundary; 2]; 3], a: usize, idx: [usize; 3]) -> bool {
+    (idx[a] == 0 && boundaries[a][0] == Boundary::Wall) || (idx[a] == grid.dims[a] && boundaries[a][1] == Boundary::Wall)
+}
+
 /// The two cells beside face `idx` of axis `a` (`None` outside the grid).
 pub fn face_cells(grid: &Grid, a: usize, idx: [usize; 3]) -> [Option<usize>; 2] {
     let [nx, ny, _] = grid.dims;
@@ -47,12 +52,11 @@ impl System {
         let mut matrix = Stencil7::zeros(grid.dims);
         let coefficient = scale / (grid.dx * grid.dx);
         let faces = [0, 1, 2].map(|a| {
-            let dims = grid.dims_at(crate::grid::Location::Face(a));
             let mut used = vec![false; fraction[a].as_slice().len()];
             for (f, flag) in used.iter_mut().enumerate() {
-                let idx = [f % dims[0], (f / dims[0]) % dims[1], f / (dims[0] * dims[1])];
+                let idx = fraction[a].coords(f);
                 let v = fraction[a].as_slice()[f];
-                let wall = (idx[a] == 0 && boundaries[a][0] == Boundary::Wall) || (idx[a] == grid.dims[a] && boundaries[a][1] == Boundary::Wall);
+                let wall = on_closed_wall(grid, boundaries, a, idx);
                 let cells = face_cells(grid, a, idx);
                 if v <= 0.0 || wall || !cells.iter().flatten().any(|&c| candidate[c]) || !face_ok(a, f) {
                     continue;
@@ -78,12 +82,11 @@ impl System {
     /// (`p` is zero where there is no unknown).
     pub fn apply_gradient(&self, grid: &Grid, fraction: &[Array3<Real>; 3], p: &[Real], density: &[Array3<Real>; 3], u: &mut [Array3<Real>; 3]) {
         for a in 0..3 {
-            let dims = grid.dims_at(crate::grid::Location::Face(a));
             for (f, used) in self.faces[a].iter().enumerate() {
                 if !used {
                     continue;
                 }
-                let idx = [f % dims[0], (f / dims[0]) % dims[1], f / (dims[0] * dims[1])];
+                let idx = fraction[a].coords(f);
                 let value = |c: Option<usize>| c.filter(|&c| self.unknown[c]).map_or(0.0, |c| p[c]);
                 let [lo, hi] = face_cells(grid, a, idx);
                 let gradient = (value(hi) - value(lo)) / grid.dx;

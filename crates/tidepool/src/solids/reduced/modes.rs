@@ -6,6 +6,7 @@
 
 use crate::math::{Real, SplitMix64};
 use nalgebra::{DMatrix, SymmetricEigen};
+use tidepool_linalg::reduce::dot;
 use tidepool_linalg::{pcg, CsrMatrix, Jacobi, LinearOperator, PcgParams};
 
 /// The lowest vibration modes.
@@ -44,10 +45,6 @@ fn restrict(matrix: &CsrMatrix, fixed: &[bool], diagonal: Real) -> CsrMatrix {
         }
     }
     CsrMatrix::from_triplets(matrix.n, triplets)
-}
-
-fn dot(a: &[Real], b: &[Real]) -> Real {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// The `count` lowest modes of the pencil `(K, M)` with the `fixed` unknowns held at zero and
