@@ -196,6 +196,8 @@ pub struct ReducedBody {
     /// The material points of the last point set a solve asked about (a coupled solve asks
     /// about the same points every iteration).
     cache: PointCache,
+    /// The frame quantities of the current state.
+    frame: FrameCache,
 }
 
 /// Material points of a point set, for one state of the body.
@@ -206,6 +208,30 @@ struct CachedPoints {
     state: (Vec3, Quat, Vec<Real>),
     points: Vec<Vec3>,
     weights: Vec<([u32; 4], [Real; 4])>,
+}
+
+/// The frame's derived quantities for one state of the body (orientation, `q`, `qdot`,
+/// angular momentum): everything that needs a pass over all particles.
+#[derive(Default)]
+struct FrameCache(std::sync::Mutex<Option<Arc<Frame>>>);
+
+struct Frame {
+    state: (Quat, Vec<Real>, Vec<Real>, Vec3),
+    arms: Vec<Vec3>,
+    inverse_inertia: Mat3,
+    omega: Vec3,
+}
+
+impl Clone for FrameCache {
+    fn clone(&self) -> Self {
+        FrameCache::default()
+    }
+}
+
+impl std::fmt::Debug for FrameCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FrameCache")
+    }
 }
 
 impl Clone for PointCache {
@@ -224,7 +250,7 @@ impl ReducedBody {
     /// A copy named `name` at rest with its centre of mass at `position`, undeformed.
     pub fn new(name: &str, model: Arc<ReducedModel>, position: Vec3) -> Self {
         let r = model.modes.len();
-        ReducedBody { name: name.to_string(), model, position, velocity: Vec3::zeros(), orientation: Quat::identity(), angular_momentum: Vec3::zeros(), q: vec![0.0; r], qdot: vec![0.0; r], solve_dt: 0.0, cache: PointCache::default() }
+        ReducedBody { name: name.to_string(), model, position, velocity: Vec3::zeros(), orientation: Quat::identity(), angular_momentum: Vec3::zeros(), q: vec![0.0; r], qdot: vec![0.0; r], solve_dt: 0.0, cache: PointCache::default(), frame: FrameCache::default() }
     }
 
     /// Sets the frame's angular velocity (with the modes at rest relative to it).
@@ -243,9 +269,26 @@ impl ReducedBody {
         self.velocities().iter().map(|v| v.norm()).fold(0.0, Real::max)
     }
 
+    /// The frame's arms, inverse inertia and angular velocity for the current state, computed
+    /// once per state (a coupled solve asks for them at every point and iteration).
+    fn frame(&self) -> Arc<Frame> {
+        let state = (self.orientation, self.q.clone(), self.qdot.clone(), self.angular_momentum);
+        let mut cache = self.frame.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(frame) = cache.as_ref().filter(|f| f.state == state) {
+            return Arc::clone(frame);
+        }
+        let arms: Vec<Vec3> = (0..self.model.particles()).map(|i| self.orientation * self.model.local(&self.q, i)).collect();
+        let inverse_inertia = self.inertia(&arms).try_inverse().unwrap_or_else(Mat3::zeros);
+        let modal: Vec3 = arms.iter().zip(self.modal_velocities()).zip(&self.model.masses).map(|((r, v), m)| *m * r.cross(&v)).sum();
+        let omega = inverse_inertia * (self.angular_momentum - modal);
+        let frame = Arc::new(Frame { state, arms, inverse_inertia, omega });
+        *cache = Some(Arc::clone(&frame));
+        frame
+    }
+
     /// Moment arms `r_i = R (S q + x0)_i`.
     pub fn arms(&self) -> Vec<Vec3> {
-        (0..self.model.particles()).map(|i| self.orientation * self.model.local(&self.q, i)).collect()
+        self.frame().arms.clone()
     }
 
     /// World positions of the particles.
@@ -266,15 +309,13 @@ impl ReducedBody {
     /// The frame's angular velocity: the total angular momentum less the modes' share,
     /// through the current inertia.
     pub fn angular_velocity(&self) -> Vec3 {
-        let arms = self.arms();
-        let modal: Vec3 = arms.iter().zip(self.modal_velocities()).zip(&self.model.masses).map(|((r, v), m)| *m * r.cross(&v)).sum();
-        self.inertia(&arms).try_inverse().unwrap_or_else(Mat3::zeros) * (self.angular_momentum - modal)
+        self.frame().omega
     }
 
     /// Velocity of particle `i` (eq. 3).
     fn particle_velocity(&self, i: usize) -> Vec3 {
-        let r = self.orientation * self.model.local(&self.q, i);
-        self.orientation * self.model.local_velocity(&self.qdot, i) + self.velocity + self.angular_velocity().cross(&r)
+        let frame = self.frame();
+        self.orientation * self.model.local_velocity(&self.qdot, i) + self.velocity + frame.omega.cross(&frame.arms[i])
     }
 
     /// Particle velocities (eq. 3): `R S qdot + v + omega x r`.
@@ -294,11 +335,11 @@ impl ReducedBody {
     /// `P_rigid lambda = M J (J^T M J)^-1 J^T lambda` (eq. 11): the rigid frame's share of
     /// particle impulses, with the same total force and torque.
     pub fn project_rigid(&self, lambda: &[Vec3]) -> Vec<Vec3> {
-        let arms = self.arms();
+        let frame = self.frame();
         let total: Vec3 = lambda.iter().sum();
-        let torque: Vec3 = arms.iter().zip(lambda).map(|(r, l)| r.cross(l)).sum();
-        let (dv, dw) = (total / self.model.mass, self.inertia(&arms).try_inverse().unwrap_or_else(Mat3::zeros) * torque);
-        arms.iter().zip(&self.model.masses).map(|(r, m)| *m * (dv + dw.cross(r))).collect()
+        let torque: Vec3 = frame.arms.iter().zip(lambda).map(|(r, l)| r.cross(l)).sum();
+        let (dv, dw) = (total / self.model.mass, frame.inverse_inertia * torque);
+        frame.arms.iter().zip(&self.model.masses).map(|(r, m)| *m * (dv + dw.cross(r))).collect()
     }
 
     /// `P_d lambda = (1 - P_rigid) lambda`: the deforming share.
@@ -487,8 +528,8 @@ impl ReducedBody {
     /// `P_rigid^T M^-1 P_rigid lambda` (the frame's rigid response) plus
     /// `P_d^T R S M_r hat^-1 S^T R^-1 P_d lambda` (the modes', implicit in the step).
     pub fn particle_response(&self, lambda: &[Vec3]) -> Vec<Vec3> {
-        let arms = self.arms();
-        let inverse_inertia = self.inertia(&arms).try_inverse().unwrap_or_else(Mat3::zeros);
+        let frame = self.frame();
+        let (arms, inverse_inertia) = (&frame.arms, frame.inverse_inertia);
         let rigid = |momentum: &Vec3, torque: &Vec3| -> Vec<Vec3> {
             let (dv, dw) = (momentum / self.model.mass, inverse_inertia * torque);
             arms.iter().map(|r| dv + dw.cross(r)).collect()
@@ -524,7 +565,7 @@ impl CoupledSolid for ReducedBody {
     }
 
     fn bounding_sphere(&self) -> (Vec3, Real) {
-        (self.position, self.arms().iter().map(|r| r.norm()).fold(0.0, Real::max))
+        (self.position, self.frame().arms.iter().map(|r| r.norm()).fold(0.0, Real::max))
     }
 
     fn volume(&self) -> Real {
@@ -533,14 +574,7 @@ impl CoupledSolid for ReducedBody {
 
     fn velocity_at(&self, x: &Vec3) -> Vec3 {
         let (tet, w, _) = self.weights(x);
-        let (arms, omega) = (self.arms(), self.angular_velocity());
-        tet.iter()
-            .zip(w)
-            .map(|(v, wv)| {
-                let i = *v as usize;
-                wv * (self.orientation * self.model.local_velocity(&self.qdot, i) + self.velocity + omega.cross(&arms[i]))
-            })
-            .sum()
+        tet.iter().zip(w).map(|(v, wv)| wv * self.particle_velocity(*v as usize)).sum()
     }
 
     /// `W J K_lambda J^T W^T` (eq. 42–43): impulses spread to the particles, their response,
