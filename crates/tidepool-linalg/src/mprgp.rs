@@ -111,8 +111,11 @@ where
     let (mut z, mut p, mut ap) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut info = MprgpInfo::default();
     // The free gradient, phi, restarted as the first CG direction.
-    let free_gradient = |g: &[f64], free: &[bool]| -> Vec<f64> { g.iter().zip(free).map(|(gi, f)| if *f { *gi } else { 0.0 }).collect() };
-    let mut phi = free_gradient(&g, &free);
+    let free_gradient = |g: &[f64], free: &[bool], phi: &mut [f64]| {
+        phi.par_iter_mut().zip(g.par_iter()).zip(free.par_iter()).for_each(|((p, gi), f)| *p = if *f { *gi } else { 0.0 });
+    };
+    let mut phi = vec![0.0; n];
+    free_gradient(&g, &free, &mut phi);
     m.apply(&phi, &mut z);
     p.copy_from_slice(&z);
     let mut rz = dot(&phi, &z);
@@ -175,7 +178,7 @@ where
                 info.cg_steps += 1;
                 x.par_iter_mut().zip(p.par_iter()).for_each(|(xi, pi)| *xi -= alpha_cg * pi);
                 g.par_iter_mut().zip(ap.par_iter()).for_each(|(gi, api)| *gi -= alpha_cg * api);
-                phi = free_gradient(&g, &free);
+                free_gradient(&g, &free, &mut phi);
                 m.apply(&phi, &mut z);
                 let rz_new = dot(&phi, &z);
                 let b = rz_new / rz;
@@ -209,7 +212,7 @@ where
         g.par_iter_mut().zip(c.par_iter()).for_each(|(gi, ci)| *gi += ci);
         free = x.iter().zip(lower).map(|(xi, li)| xi > li).collect();
         m.set_free(&free);
-        phi = free_gradient(&g, &free);
+        free_gradient(&g, &free, &mut phi);
         m.apply(&phi, &mut z);
         p.copy_from_slice(&z);
         rz = dot(&phi, &z);
