@@ -195,8 +195,9 @@ pub struct FlipWorld {
     pub solids: StaticSolids,
     /// Static and kinematic bodies: moving obstacles.
     pub bodies: Vec<RigidBody>,
-    /// Emitters.
+    /// Emitters, and the cells whose centres each covers (found once).
     pub sources: Vec<LiquidSource>,
+    source_cells: Vec<Vec<usize>>,
     /// Explosions, and whether each has fired.
     pub explosions: Vec<(Explosion, bool)>,
     /// Simulated time (s), substeps taken, last completed frame.
@@ -312,6 +313,18 @@ impl FlipWorld {
         }
         lattice.truncate(params.particles_per_cell);
         let sources = crate::world::liquid_sources(loaded);
+        let source_cells = sources
+            .iter()
+            .map(|s: &LiquidSource| {
+                (0..grid.cell_count())
+                    .into_par_iter()
+                    .filter(|&c| {
+                        let [nx, ny, _] = grid.dims;
+                        s.shape.signed_distance(&grid.position(Location::Cell, c % nx, (c / nx) % ny, c / (nx * ny))) < 0.0
+                    })
+                    .collect()
+            })
+            .collect();
         let mut world = FlipWorld {
             grid,
             settings,
@@ -328,6 +341,7 @@ impl FlipWorld {
             solids,
             bodies,
             sources,
+            source_cells,
             explosions: explosions.into_iter().map(|e| (e, false)).collect(),
             time: 0.0,
             steps: 0,
@@ -410,7 +424,7 @@ impl FlipWorld {
 
     /// Kinetic energy of the particles (J).
     pub fn kinetic_energy(&self) -> Real {
-        0.5 * self.particle_mass * self.velocities.par_iter().map(|v| v.norm_squared()).sum::<Real>()
+        0.5 * self.particle_mass * tidepool_linalg::reduce::sum_by(self.velocities.len(), |p| self.velocities[p].norm_squared())
     }
 
     /// Fastest particle (m/s).
@@ -502,19 +516,16 @@ impl FlipWorld {
     /// the source's velocity. Returns the particles added.
     fn emit(&mut self) -> usize {
         let grid = self.grid;
-        let active: Vec<&LiquidSource> = self.sources.iter().filter(|s| s.start <= self.time && self.time <= s.end).collect();
-        if active.is_empty() {
+        if !self.sources.iter().any(|s| s.start <= self.time && self.time <= s.end) {
             return 0;
         }
         let [nx, ny, _] = grid.dims;
-        let source_of: Vec<Option<Vec3>> = (0..grid.cell_count())
-            .into_par_iter()
-            .map(|c| {
-                let [i, j, k] = [c % nx, (c / nx) % ny, c / (nx * ny)];
-                let x = grid.position(Location::Cell, i, j, k);
-                active.iter().find(|s| s.shape.signed_distance(&x) < 0.0).map(|s| s.velocity)
-            })
-            .collect();
+        let mut source_of: Vec<Option<Vec3>> = vec![None; grid.cell_count()];
+        for (source, cells) in self.sources.iter().zip(&self.source_cells).filter(|(s, _)| s.start <= self.time && self.time <= s.end) {
+            for &c in cells {
+                source_of[c].get_or_insert(source.velocity);
+            }
+        }
         let mut count = vec![0usize; grid.cell_count()];
         for (x, v) in self.positions.iter().zip(self.velocities.iter_mut()) {
             let [i, j, k] = grid.cell_of(x);
