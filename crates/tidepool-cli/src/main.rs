@@ -311,7 +311,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         let c = body.position;
         let _ = writeln!(out, "body       {} ({kind}): {mass}centre of mass [{:.3}, {:.3}, {:.3}] m", body.name, c.x, c.y, c.z);
     }
-    for body in &world.reduced {
+    for body in world.reduced_bodies() {
         let m = &body.model;
         let c = body.position;
         let lowest = m.eigenvalues.first().map_or("rigid".to_string(), |l| format!("lowest mode {:.2} Hz", l.sqrt() / (2.0 * std::f64::consts::PI)));
@@ -326,6 +326,9 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             c.y,
             c.z
         );
+    }
+    for a in world.reduced.iter().filter(|a| !a.joints.is_empty() || !a.actuators.is_empty()) {
+        let _ = writeln!(out, "joints     {}: {} sub-bodies, {} point joints, {} actuation points, skin {:.3} m", a.name, a.bodies.len(), a.joints.len(), a.actuators.len(), a.skin);
     }
     let _ = writeln!(out, "memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
     let _ = writeln!(out, 

@@ -19,7 +19,7 @@
 use crate::fluids::eulerian::projection::ProjectionReport;
 use crate::coupling::CoupledSolid;
 use crate::math::{Real, Vec3};
-use crate::solids::reduced::body::ReducedBody;
+use crate::solids::reduced::articulated::Articulated;
 use crate::solids::rigid::{self, RigidBody};
 use crate::world::World;
 use serde::Serialize;
@@ -86,12 +86,12 @@ fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
         body.follow_path(world.clock.time, dt);
     }
     let start: Vec<(Vec3, Vec3)> = world.bodies.iter().map(|b| (b.velocity, b.angular_momentum)).collect();
-    let start_reduced: Vec<(Vec3, Vec3, Vec<Real>)> = world.reduced.iter().map(|b| (b.velocity, b.angular_momentum, b.qdot.clone())).collect();
+    let start_reduced: Vec<(Vec3, Vec3, Vec<Real>)> = world.reduced_bodies().map(|b| (b.velocity, b.angular_momentum, b.qdot.clone())).collect();
     for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
         body.velocity += 0.5 * dt * gravity;
     }
     for body in world.reduced.iter_mut() {
-        body.predict_velocities(0.5 * dt, gravity);
+        body.predict_velocities(0.5 * dt, gravity, world.clock.time);
     }
     let mut coupled = coupled_bodies(&mut world.bodies, &mut world.reduced);
     world.liquid.solve_for_bodies(&grid, &world.solids, gravity, 0.5 * dt, &mut coupled);
@@ -109,7 +109,7 @@ fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
             body.angular_momentum = angular_momentum;
         }
     }
-    for (body, (velocity, angular_momentum, qdot)) in world.reduced.iter_mut().zip(start_reduced) {
+    for (body, (velocity, angular_momentum, qdot)) in world.reduced.iter_mut().flat_map(|a| a.bodies.iter_mut()).zip(start_reduced) {
         body.velocity = velocity;
         body.angular_momentum = angular_momentum;
         body.qdot = qdot;
@@ -117,7 +117,7 @@ fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
 }
 
 /// Every body as a coupled solid the solve may push.
-fn coupled_bodies<'a>(bodies: &'a mut [RigidBody], reduced: &'a mut [ReducedBody]) -> Vec<&'a mut dyn CoupledSolid> {
+fn coupled_bodies<'a>(bodies: &'a mut [RigidBody], reduced: &'a mut [Articulated]) -> Vec<&'a mut dyn CoupledSolid> {
     bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).chain(reduced.iter_mut().map(|b| b as &mut dyn CoupledSolid)).collect()
 }
 
@@ -148,7 +148,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
         body.velocity += dt * gravity;
     }
     for body in world.reduced.iter_mut() {
-        body.predict_velocities(dt, &gravity);
+        body.predict_velocities(dt, &gravity, world.clock.time);
     }
     lap(&mut timings.forces);
     let mut coupled = coupled_bodies(&mut world.bodies, &mut world.reduced);
@@ -174,13 +174,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
         return Err(problem.to_string());
     }
     for body in &world.reduced {
-        let state = body.velocity.iter().chain(body.angular_momentum.iter()).chain(body.position.iter()).chain(body.q.iter()).chain(body.qdot.iter());
-        if !state.into_iter().all(|v| v.is_finite()) {
-            return Err(format!("body `{}` has a non-finite position, velocity or deformation", body.name));
-        }
-        if body.max_speed() > world.settings.max_speed {
-            return Err(format!("body `{}` reached {:.3} m/s, above simulation.max_speed = {} m/s", body.name, body.max_speed(), world.settings.max_speed));
-        }
+        body.check(world.settings.max_speed)?;
     }
     for body in &world.bodies {
         let state = body.velocity.iter().chain(body.angular_momentum.iter()).chain(body.position.iter());

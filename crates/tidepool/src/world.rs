@@ -3,9 +3,10 @@
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams, LiquidSource};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
-use crate::scene::{LoadedScene, Operation};
+use crate::scene::{BodySetup, LoadedScene, Operation, ReducedSetup};
 use crate::scene::Boundary;
 use crate::coupling::CoupledSolid;
+use crate::solids::reduced::articulated::Articulated;
 use crate::solids::reduced::body::ReducedBody;
 use crate::solids::rigid::{BodyKind, Material, RigidBody, StaticGeometry};
 use crate::solids::StaticSolids;
@@ -94,8 +95,8 @@ pub struct World {
     pub sources: Vec<LiquidSource>,
     /// Rigid bodies.
     pub bodies: Vec<RigidBody>,
-    /// Reduced deformable bodies.
-    pub reduced: Vec<ReducedBody>,
+    /// Reduced deformable bodies, each on its own or articulated with others.
+    pub reduced: Vec<Articulated>,
     /// The static world the bodies collide with: closed domain sides and obstacles.
     pub body_statics: StaticGeometry,
     /// Time.
@@ -135,17 +136,7 @@ impl World {
             obstacles: loaded.obstacles.iter().map(|(_, shape)| shape.clone()).collect(),
             material: STATIC_MATERIAL,
         };
-        let reduced: Vec<ReducedBody> = loaded
-            .bodies
-            .iter()
-            .filter_map(|b| {
-                let (model, position) = b.reduced.as_ref()?;
-                let mut body = ReducedBody::new(&b.name, model.clone(), *position);
-                body.velocity = b.velocity;
-                body.set_angular_velocity(&b.angular_velocity);
-                Some(body)
-            })
-            .collect();
+        let reduced: Vec<Articulated> = loaded.bodies.iter().filter_map(|b| b.reduced.as_ref().map(|setup| articulated(b, setup))).collect();
         let bodies: Vec<RigidBody> = loaded.bodies.iter().filter(|b| b.reduced.is_none()).map(|b| rigid_body(b, &grid)).collect();
         let solid_bodies = coupled_solids(&bodies, &reduced);
         let distance = solids_with_bodies(&grid, &solids, &solid_bodies);
@@ -159,7 +150,7 @@ impl World {
         let s = &self.settings;
         let liquid = self.liquid.cfl_dt(&self.grid, s.cfl, &s.gravity, &self.sources);
         let fastest_rigid = self.bodies.iter().map(|b| b.velocity.norm() + b.angular_velocity().norm() * b.bounding_radius).fold(0.0, Real::max);
-        let fastest_body = self.reduced.iter().map(ReducedBody::max_speed).fold(fastest_rigid, Real::max);
+        let fastest_body = self.reduced.iter().map(Articulated::max_speed).fold(fastest_rigid, Real::max);
         if fastest_body > 0.0 {
             liquid.min(s.cfl * self.grid.dx / fastest_body)
         } else {
@@ -199,14 +190,36 @@ impl World {
         self.liquid.solids_with_bodies = solids_with_bodies(&self.grid, &self.solids, &coupled_solids(&self.bodies, &self.reduced));
     }
 
+    /// Every reduced deformable body (the sub-bodies of articulations in turn).
+    pub fn reduced_bodies(&self) -> impl Iterator<Item = &ReducedBody> {
+        self.reduced.iter().flat_map(|a| a.bodies.iter())
+    }
+
     /// Heap bytes held by the persistent state.
     pub fn heap_bytes(&self) -> usize {
         self.solids.heap_bytes() + self.liquid.heap_bytes()
     }
 }
 
+/// A reduced deformable body as its scene sets it up, moving with the body's initial velocity
+/// and spin (about the whole body's centre of mass).
+fn articulated(setup: &BodySetup, reduced: &ReducedSetup) -> Articulated {
+    let bodies: Vec<ReducedBody> = reduced.parts.iter().map(|(name, model, position)| ReducedBody::new(name, model.clone(), *position)).collect();
+    let mass: Real = bodies.iter().map(|b| b.model.mass).sum();
+    let centre = bodies.iter().map(|b| b.model.mass * b.position).sum::<Vec3>() / mass;
+    let bodies = bodies
+        .into_iter()
+        .map(|mut b| {
+            b.velocity = setup.velocity + setup.angular_velocity.cross(&(b.position - centre));
+            b.set_angular_velocity(&setup.angular_velocity);
+            b
+        })
+        .collect();
+    Articulated::new(&setup.name, bodies, &reduced.joints, &reduced.actuators, reduced.profile, reduced.skin)
+}
+
 /// Rigid and reduced bodies together as coupled solids.
-pub fn coupled_solids<'a>(bodies: &'a [RigidBody], reduced: &'a [ReducedBody]) -> Vec<&'a dyn CoupledSolid> {
+pub fn coupled_solids<'a>(bodies: &'a [RigidBody], reduced: &'a [Articulated]) -> Vec<&'a dyn CoupledSolid> {
     bodies.iter().map(|b| b as &dyn CoupledSolid).chain(reduced.iter().map(|b| b as &dyn CoupledSolid)).collect()
 }
 

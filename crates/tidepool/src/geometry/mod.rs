@@ -1,5 +1,6 @@
 //! Triangle meshes, mesh files, implicit shapes and their signed distances.
 
+pub mod creatures;
 pub mod mesh_io;
 mod parry;
 pub mod shapes;

@@ -68,8 +68,8 @@ pub fn encode(world: &World, fingerprint: u64) -> Vec<u8> {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
-    out.extend_from_slice(&(world.reduced.len() as u64).to_le_bytes());
-    for b in &world.reduced {
+    out.extend_from_slice(&(world.reduced_bodies().count() as u64).to_le_bytes());
+    for b in world.reduced_bodies() {
         let q = b.orientation.quaternion();
         let values = b.position.iter().chain([&q.w, &q.i, &q.j, &q.k]).chain(b.velocity.iter()).chain(b.angular_momentum.iter()).chain(b.q.iter()).chain(b.qdot.iter());
         for v in values {
@@ -168,10 +168,10 @@ pub fn decode(bytes: &[u8], world: &mut World, fingerprint: u64) -> std::result:
         b.angular_momentum = Vec3::new(f[10], f[11], f[12]);
     }
     let reduced = r.u64().ok_or_else(truncated)? as usize;
-    if reduced != world.reduced.len() {
-        return Err(format!("it holds {reduced} deformable bodies where the scene has {}", world.reduced.len()));
+    if reduced != world.reduced_bodies().count() {
+        return Err(format!("it holds {reduced} deformable bodies where the scene has {}", world.reduced_bodies().count()));
     }
-    for b in &mut world.reduced {
+    for b in world.reduced.iter_mut().flat_map(|a| a.bodies.iter_mut()) {
         let modes = b.q.len();
         let mut f = vec![0.0; 13 + 2 * modes];
         for v in &mut f {

@@ -81,13 +81,13 @@ impl StatsLine {
             total_momentum: {
                 let world = frame.world;
                 let rigid: Vec3 = world.bodies.iter().filter(|b| b.is_dynamic()).map(|b| b.mass * b.velocity).sum();
-                let reduced: Vec3 = world.reduced.iter().map(|b| b.model.mass * b.velocity).sum();
+                let reduced: Vec3 = world.reduced_bodies().map(|b| b.model.mass * b.velocity).sum();
                 (r.measures.momentum + rigid + reduced).into()
             },
             bodies: {
                 let world = frame.world;
                 let rigid = world.bodies.iter().map(|b| BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), None));
-                let reduced = world.reduced.iter().map(|b| {
+                let reduced = world.reduced_bodies().map(|b| {
                     BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), Some(b.modal_energy()))
                 });
                 rigid.chain(reduced)

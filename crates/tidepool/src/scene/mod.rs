@@ -7,7 +7,7 @@ pub mod surface;
 mod validate;
 
 pub use schema::*;
-pub use validate::BodySetup;
+pub use validate::{BodySetup, ReducedSetup};
 
 use crate::error::SceneError;
 use crate::geometry::Shape;

@@ -349,6 +349,41 @@ pub struct Body {
     /// Makes a dynamic body a reduced deformable body: a rigid frame carrying its lowest
     /// vibration modes.
     pub deformable: Option<Deformable>,
+    /// Balanced forces that deform a deformable body (a creature's swimming strokes).
+    pub actuation: Option<Actuation>,
+}
+
+/// `actuation = { ... }` of a deformable `[[body]]`: forces at points of the body, fixed in its
+/// frame, scaled by a time profile; their net force and torque are removed, so they only
+/// deform the body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Actuation {
+    /// How the forces vary in time.
+    #[serde(default)]
+    pub profile: ActuationProfile,
+    /// Frequency of a `sine` profile (Hz).
+    #[serde(default = "one")]
+    pub frequency: f64,
+    /// A starfish's or jellyfish's built-in actuation points: the force at each (N).
+    pub force: Option<f64>,
+    /// Any other shape: the points where forces act, where the body starts (m).
+    #[serde(default)]
+    pub points: Vec<[f64; 3]>,
+    /// The force at each point (N), as the body starts.
+    #[serde(default)]
+    pub forces: Vec<[f64; 3]>,
+}
+
+/// An actuation's time profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActuationProfile {
+    /// Always at full strength.
+    Constant,
+    /// `sin(2 pi frequency t)`.
+    #[default]
+    Sine,
 }
 
 /// `deformable = { ... }` of a `[[body]]`: the material and the modes of a reduced deformable
@@ -431,6 +466,13 @@ pub enum ShapeSpec {
         major: f64,
         minor: f64,
     },
+    /// A five-armed starfish lying flat, arms reaching `radius` from `center`, `thickness`
+    /// thick at the centre (a fifth of the radius when absent).
+    Starfish { center: [f64; 3], radius: f64, thickness: Option<f64> },
+    /// A jellyfish (deformable bodies only): a bell of outer radius `radius` centred at
+    /// `center` and four arms below it, separate sub-bodies held by point joints and seen by
+    /// the liquid through one skin.
+    Jellyfish { center: [f64; 3], radius: f64 },
     /// A thin-walled tray open at the top (+y): walls and floor `wall` thick.
     OpenBox { min: [f64; 3], max: [f64; 3], wall: f64 },
     /// A closed triangle mesh from an OBJ or PLY file, scaled, then rotated (degrees about x,

@@ -4,7 +4,11 @@ use super::locate;
 use super::schema::*;
 use crate::error::SceneError;
 use crate::fluids::eulerian::estimate_memory_bytes;
+use crate::geometry::creatures::{self, Creature};
 use crate::geometry::{mesh_io, Shape, TriMesh};
+use crate::solids::reduced::articulated::Profile;
+use crate::solids::reduced::body::ReducedModel;
+use std::sync::Arc;
 use crate::grid::Grid;
 use crate::math::{vec3, Real, Vec3};
 use nalgebra::Rotation3;
@@ -68,9 +72,92 @@ pub struct BodySetup {
     pub restitution: Real,
     /// Friction coefficient.
     pub friction: Real,
-    /// The shared model of a reduced deformable body (its mesh, masses and modes), and where
-    /// the model's centre of mass sits relative to the shape's centroid.
-    pub reduced: Option<(std::sync::Arc<crate::solids::reduced::body::ReducedModel>, Vec3)>,
+    /// A reduced deformable body's sub-bodies, joints and actuation.
+    pub reduced: Option<ReducedSetup>,
+}
+
+/// A reduced deformable body as the scene sets it up: one sub-body, or several joined.
+#[derive(Clone, Debug)]
+pub struct ReducedSetup {
+    /// Per sub-body: its name, its shared model (mesh, masses, modes) and where the model's
+    /// centre of mass starts.
+    pub parts: Vec<(String, Arc<ReducedModel>, Vec3)>,
+    /// Joints `(p, c, x)`: world point `x` of part `p` held on part `c`.
+    pub joints: Vec<(usize, usize, Vec3)>,
+    /// Actuation forces `(part, world point, force)` and their time profile.
+    pub actuators: Vec<(usize, Vec3, Vec3)>,
+    pub profile: Profile,
+    /// Skin width (m; 0 for none).
+    pub skin: Real,
+}
+
+type Models = std::collections::HashMap<String, Arc<ReducedModel>>;
+
+/// Builds (or takes from `models`, keyed by local shape, material and spacing) the models of a
+/// deformable body's parts, and its joints and actuation.
+#[allow(clippy::too_many_arguments)]
+fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::Deformable, creature: &Creature, density: Real, grid: &Grid, body_key: &str, models: &mut Models, cx: &Context) -> Result<ReducedSetup, SceneError> {
+    let key = format!("{body_key}.deformable");
+    cx.check(body.kind == BodyKind::Dynamic, &key, || "only a dynamic body can be deformable".into())?;
+    cx.positive(d.young, &format!("{key}.young"), "Young's modulus in Pa")?;
+    cx.check((0.0..0.5).contains(&d.poisson), &format!("{key}.poisson"), || format!("expected a Poisson's ratio in [0, 0.5), got {}", d.poisson))?;
+    cx.check(d.modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {}", d.modes))?;
+    cx.check(d.damping.is_finite() && d.damping >= 0.0, &format!("{key}.damping"), || format!("expected a damping >= 0 s, got {}", d.damping))?;
+    if let Some(s) = d.spacing {
+        cx.positive(s, &format!("{key}.spacing"), "lattice spacing in m")?;
+    }
+    let name = body.name.clone().unwrap_or_default();
+    let mut parts = Vec::new();
+    for (part, shape) in &creature.parts {
+        let centroid = shape.mass_properties().centroid;
+        let local = shape.translated(&-centroid);
+        let (lo, hi) = local.bounds();
+        let spacing = d.spacing.unwrap_or_else(|| grid.dx.min(0.25 * (hi - lo).min()));
+        let cache_key = format!("{local:?}|{d:?}|{spacing}|{density}");
+        let model = match models.get(&cache_key) {
+            Some(model) => Arc::clone(model),
+            None => {
+                let mesh = crate::geometry::TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing);
+                mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
+                let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density };
+                let model = ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false).map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
+                let model = Arc::new(model);
+                models.insert(cache_key, Arc::clone(&model));
+                model
+            }
+        };
+        let position = centroid + model.centre_offset;
+        let part_name = if creature.parts.len() == 1 { name.clone() } else { format!("{name}.{part}") };
+        parts.push((part_name, model, position));
+    }
+    let (actuators, profile) = match &body.actuation {
+        None => (Vec::new(), Profile::Constant),
+        Some(a) => {
+            let key = format!("{body_key}.actuation");
+            cx.positive(a.frequency, &format!("{key}.frequency"), "frequency in Hz")?;
+            let profile = match a.profile {
+                ActuationProfile::Constant => Profile::Constant,
+                ActuationProfile::Sine => Profile::Sine { frequency: a.frequency },
+            };
+            let actuators: Vec<(usize, Vec3, Vec3)> = if creature.actuators.is_empty() {
+                cx.check(a.force.is_none(), &format!("{key}.force"), || "only a starfish or a jellyfish has built-in actuation points; give points and forces".into())?;
+                cx.check(!a.points.is_empty() && a.points.len() == a.forces.len(), &format!("{key}.points"), || format!("expected as many points as forces, at least one (got {} and {})", a.points.len(), a.forces.len()))?;
+                for (i, (x, f)) in a.points.iter().zip(&a.forces).enumerate() {
+                    cx.finite3(x, &format!("{key}.points[{i}]"))?;
+                    cx.finite3(f, &format!("{key}.forces[{i}]"))?;
+                    cx.check(creature.parts[0].1.signed_distance(&vec3(*x)) <= 0.0, &format!("{key}.points[{i}]"), || format!("the point {x:?} is outside the body"))?;
+                }
+                a.points.iter().zip(&a.forces).map(|(x, f)| (0, vec3(*x), vec3(*f))).collect()
+            } else {
+                cx.check(a.points.is_empty() && a.forces.is_empty(), &format!("{key}.points"), || "a starfish or a jellyfish is actuated at its built-in points: give force, not points and forces".into())?;
+                let force = a.force.ok_or_else(|| cx.error(&format!("{key}.force"), "expected the force at each built-in actuation point (N)"))?;
+                cx.check(force.is_finite(), &format!("{key}.force"), || "expected a finite force in N".into())?;
+                creature.actuators.iter().map(|&(p, x, dir)| (p, x, force * dir)).collect()
+            };
+            (actuators, profile)
+        }
+    };
+    Ok(ReducedSetup { parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
 }
 
 pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneError> {
@@ -204,11 +291,14 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     }
     let mut bodies = Vec::new();
     // Reduced models by shape (about its centroid) and material: copies share one.
-    let mut models: std::collections::HashMap<String, std::sync::Arc<crate::solids::reduced::body::ReducedModel>> = std::collections::HashMap::new();
+    let mut models = Models::new();
     for (n, body) in scene.bodies.iter().enumerate() {
         let key = format!("body[{n}]");
-        let shape = resolve_shape(&body.shape, &format!("{key}.shape"), cx)?;
-        inside_domain(&shape, &grid, &format!("{key}.shape"), "body", cx)?;
+        let creature = resolve_creature(&body.shape, &format!("{key}.shape"), cx)?;
+        for (_, part) in &creature.parts {
+            inside_domain(part, &grid, &format!("{key}.shape"), "body", cx)?;
+        }
+        let shape = creature.parts[0].1.clone();
         let volume = shape.mass_properties().volume;
         let density = match (body.density, body.mass) {
             (Some(d), None) => {
@@ -237,41 +327,12 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             format!("expected a friction coefficient >= 0, got {}", body.friction)
         })?;
         let reduced = match &body.deformable {
-            None => None,
-            Some(d) => {
-                let key = format!("{key}.deformable");
-                cx.check(body.kind == BodyKind::Dynamic, &key, || "only a dynamic body can be deformable".into())?;
-                cx.positive(d.young, &format!("{key}.young"), "Young's modulus in Pa")?;
-                cx.check((0.0..0.5).contains(&d.poisson), &format!("{key}.poisson"), || format!("expected a Poisson's ratio in [0, 0.5), got {}", d.poisson))?;
-                cx.check(d.modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {}", d.modes))?;
-                cx.check(d.damping.is_finite() && d.damping >= 0.0, &format!("{key}.damping"), || format!("expected a damping >= 0 s, got {}", d.damping))?;
-                let centroid = shape.mass_properties().centroid;
-                let local = shape.translated(&-centroid);
-                let (lo, hi) = local.bounds();
-                let spacing = match d.spacing {
-                    Some(s) => {
-                        cx.positive(s, &format!("{key}.spacing"), "lattice spacing in m")?;
-                        s
-                    }
-                    None => grid.dx.min(0.25 * (hi - lo).min()),
-                };
-                let cache_key = format!("{local:?}|{d:?}|{spacing}|{density}");
-                let model = match models.get(&cache_key) {
-                    Some(model) => std::sync::Arc::clone(model),
-                    None => {
-                        let mesh = crate::geometry::TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing);
-                        mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
-                        let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density };
-                        let model = crate::solids::reduced::body::ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false)
-                            .map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
-                        let model = std::sync::Arc::new(model);
-                        models.insert(cache_key, std::sync::Arc::clone(&model));
-                        model
-                    }
-                };
-                let offset = centroid + model.centre_offset;
-                Some((model, offset))
+            None => {
+                cx.check(creature.parts.len() == 1, &format!("{key}.shape"), || "a jellyfish must be deformable: give it deformable = { young = ... }".into())?;
+                cx.check(body.actuation.is_none(), &format!("{key}.actuation"), || "only a deformable body can be actuated".into())?;
+                None
             }
+            Some(d) => Some(reduced_setup(body, d, &creature, density, &grid, &key, &mut models, cx)?),
         };
         if !body.path.is_empty() {
             let key = format!("{key}.path");
@@ -355,8 +416,30 @@ fn inside_domain(shape: &Shape, grid: &Grid, key: &str, what: &str, cx: &Context
     })
 }
 
+/// A body's shape as a creature: the built-in starfish and jellyfish with their parts, joints
+/// and actuation points, any other shape as one part.
+fn resolve_creature(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Creature, SceneError> {
+    match spec {
+        ShapeSpec::Jellyfish { center, radius } => {
+            cx.finite3(center, &format!("{key}.jellyfish.center"))?;
+            cx.positive(*radius, &format!("{key}.jellyfish.radius"), "bell radius in m")?;
+            Ok(creatures::jellyfish(&vec3(*center), *radius))
+        }
+        ShapeSpec::Starfish { center, radius, thickness } => {
+            cx.finite3(center, &format!("{key}.starfish.center"))?;
+            cx.positive(*radius, &format!("{key}.starfish.radius"), "arm length in m")?;
+            let thickness = thickness.unwrap_or(0.2 * radius);
+            cx.check(thickness.is_finite() && thickness > 0.0 && thickness < *radius, &format!("{key}.starfish.thickness"), || format!("expected a thickness in (0, radius), got {thickness}"))?;
+            Ok(creatures::starfish(&vec3(*center), *radius, thickness))
+        }
+        _ => Ok(Creature { parts: vec![(String::new(), resolve_shape(spec, key, cx)?)], joints: Vec::new(), actuators: Vec::new(), skin: 0.0 }),
+    }
+}
+
 fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, SceneError> {
     match spec {
+        ShapeSpec::Starfish { .. } => Ok(resolve_creature(spec, key, cx)?.parts.remove(0).1),
+        ShapeSpec::Jellyfish { .. } => Err(cx.error(&format!("{key}.jellyfish"), "a jellyfish can only be a deformable body")),
         ShapeSpec::Box { min, max } => {
             let (min, max) = corners(min, max, &format!("{key}.box"), cx)?;
             Ok(Shape::Box { min, max })

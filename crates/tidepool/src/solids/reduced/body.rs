@@ -106,6 +106,13 @@ impl TetLookup {
     }
 }
 
+/// A material point of a body: its rest tetrahedron and barycentric weights in it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MaterialPoint {
+    pub tet: [u32; 4],
+    pub weights: [Real; 4],
+}
+
 /// Barycentric coordinates of `x` in the tetrahedron with corners `p`.
 fn barycentric(p: &[Vec3; 4], x: &Vec3) -> [Real; 4] {
     let m = Mat3::from_columns(&[p[1] - p[0], p[2] - p[0], p[3] - p[0]]);
@@ -207,7 +214,7 @@ struct PointCache(std::sync::Mutex<Option<CachedPoints>>);
 struct CachedPoints {
     state: (Vec3, Quat, Vec<Real>),
     points: Vec<Vec3>,
-    weights: Vec<([u32; 4], [Real; 4])>,
+    material: Vec<MaterialPoint>,
 }
 
 /// The frame's derived quantities for one state of the body (orientation, `q`, `qdot`,
@@ -495,31 +502,55 @@ impl ReducedBody {
         (found.0, found.1, z)
     }
 
-    /// The material points' particles and weights for `points`, from the cache when the body
-    /// and the points are those of the last call.
-    fn point_weights(&self, points: &[Vec3]) -> Vec<([u32; 4], [Real; 4])> {
+    /// The material points at `points`, from the cache when the body and the points are those
+    /// of the last call.
+    pub fn material_points(&self, points: &[Vec3]) -> Vec<MaterialPoint> {
         let state = (self.position, self.orientation, self.q.clone());
         let mut cache = self.cache.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = cache.as_ref() {
             if c.state == state && c.points == points {
-                return c.weights.clone();
+                return c.material.clone();
             }
         }
-        let weights: Vec<([u32; 4], [Real; 4])> = points.iter().map(|x| {
-            let (tet, w, _) = self.weights(x);
-            (tet, w)
-        }).collect();
-        *cache = Some(CachedPoints { state, points: points.to_vec(), weights: weights.clone() });
-        weights
+        let material: Vec<MaterialPoint> = points.iter().map(|x| self.material_point(x)).collect();
+        *cache = Some(CachedPoints { state, points: points.to_vec(), material: material.clone() });
+        material
+    }
+
+    /// The material point at world point `x` (its rest tetrahedron and weights).
+    pub fn material_point(&self, x: &Vec3) -> MaterialPoint {
+        let (tet, weights, _) = self.weights(x);
+        MaterialPoint { tet, weights }
+    }
+
+    /// World position of material point `p`.
+    pub fn position_of(&self, p: &MaterialPoint) -> Vec3 {
+        let frame = self.frame();
+        self.position + p.tet.iter().zip(p.weights).map(|(v, w)| w * frame.arms[*v as usize]).sum::<Vec3>()
+    }
+
+    /// Velocity of material point `p`.
+    pub fn velocity_of(&self, p: &MaterialPoint) -> Vec3 {
+        p.tet.iter().zip(p.weights).map(|(v, w)| w * self.particle_velocity(*v as usize)).sum()
+    }
+
+    /// Adds impulse `j` at material point `p` to the particle impulses `lambda`.
+    pub fn spread_at(p: &MaterialPoint, j: &Vec3, lambda: &mut [Vec3]) {
+        for (v, w) in p.tet.iter().zip(p.weights) {
+            lambda[*v as usize] += w * j;
+        }
+    }
+
+    /// Particle values `values` interpolated at material point `p`.
+    pub fn interpolate(p: &MaterialPoint, values: &[Vec3]) -> Vec3 {
+        p.tet.iter().zip(p.weights).map(|(v, w)| w * values[*v as usize]).sum()
     }
 
     /// Particle impulses from impulses at points (`W^T`: each spread over its tetrahedron).
-    fn spread(&self, points: &[Vec3], impulses: &[Vec3]) -> Vec<Vec3> {
+    pub fn spread(&self, points: &[Vec3], impulses: &[Vec3]) -> Vec<Vec3> {
         let mut lambda = vec![Vec3::zeros(); self.model.particles()];
-        for ((tet, w), j) in self.point_weights(points).into_iter().zip(impulses) {
-            for (v, wv) in tet.iter().zip(w) {
-                lambda[*v as usize] += wv * j;
-            }
+        for (p, j) in self.material_points(points).iter().zip(impulses) {
+            Self::spread_at(p, j, &mut lambda);
         }
         lambda
     }
@@ -573,16 +604,15 @@ impl CoupledSolid for ReducedBody {
     }
 
     fn velocity_at(&self, x: &Vec3) -> Vec3 {
-        let (tet, w, _) = self.weights(x);
-        tet.iter().zip(w).map(|(v, wv)| wv * self.particle_velocity(*v as usize)).sum()
+        self.velocity_of(&self.material_point(x))
     }
 
     /// `W J K_lambda J^T W^T` (eq. 42–43): impulses spread to the particles, their response,
     /// interpolated back.
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
         let response = self.particle_response(&self.spread(points, impulses));
-        for (change, (tet, w)) in changes.iter_mut().zip(self.point_weights(points)) {
-            *change = tet.iter().zip(w).map(|(v, wv)| wv * response[*v as usize]).sum();
+        for (change, p) in changes.iter_mut().zip(self.material_points(points)) {
+            *change = Self::interpolate(&p, &response);
         }
     }
 

@@ -1,8 +1,8 @@
 //! Reduced (modal) deformable bodies (Lu, Jin, Fedkiw): a rigid frame plus a few vibration
-//! modes of a linear finite-element model. So far: the finite elements ([`fem`]) and the
-//! modal basis ([`modes`]); the reduced dynamics, the coupling, articulation and skinning
-//! are not built yet.
+//! modes of a linear finite-element model ([`fem`], [`modes`]), their dynamics and coupling
+//! ([`body`]), and articulation, actuation and skinning ([`articulated`]).
 
+pub mod articulated;
 pub mod body;
 pub mod fem;
 pub mod modes;
