@@ -1,11 +1,10 @@
 //! Sparse symmetric matrices in compressed sparse row form, assembled from triplets, applied
 //! in parallel over rows; and the diagonal (Jacobi) preconditioner.
 
+use crate::reduce::PARALLEL_MIN;
 use crate::{LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
-/// Rows from which [`CsrMatrix`]'s product runs in parallel.
-const PARALLEL_ROWS: usize = 16_384;
 
 /// A square sparse matrix in compressed sparse row form (both triangles stored).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -85,7 +84,7 @@ impl LinearOperator for CsrMatrix {
     fn apply(&self, x: &[f64], y: &mut [f64]) {
         let row = |i: usize| (self.start[i]..self.start[i + 1]).map(|k| self.values[k] * x[self.columns[k] as usize]).sum();
         // Below a few thousand rows, waking the thread pool costs more than the product.
-        if self.n < PARALLEL_ROWS {
+        if self.n < PARALLEL_MIN {
             y.iter_mut().enumerate().for_each(|(i, yi)| *yi = row(i));
         } else {
             y.par_iter_mut().enumerate().for_each(|(i, yi)| *yi = row(i));
@@ -107,7 +106,11 @@ impl Jacobi {
 
 impl Preconditioner for Jacobi {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
-        z.par_iter_mut().zip(r.par_iter()).zip(self.inverse.par_iter()).for_each(|((zi, ri), d)| *zi = ri * d);
+        if z.len() < PARALLEL_MIN {
+            z.iter_mut().zip(r).zip(&self.inverse).for_each(|((zi, ri), d)| *zi = ri * d);
+        } else {
+            z.par_iter_mut().zip(r.par_iter()).zip(self.inverse.par_iter()).for_each(|((zi, ri), d)| *zi = ri * d);
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Preconditioned conjugate gradients.
 
-use crate::reduce::{axpy, dot, norm2};
+use crate::reduce::{axpy, dot, norm2, PARALLEL_MIN};
 use crate::{LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
@@ -75,7 +75,11 @@ where
         let rho_new = dot(&r, &z);
         let beta = rho_new / rho;
         rho = rho_new;
-        s.par_iter_mut().zip(z.par_iter()).for_each(|(si, zi)| *si = zi + beta * *si);
+        if n < PARALLEL_MIN {
+            s.iter_mut().zip(&z).for_each(|(si, zi)| *si = zi + beta * *si);
+        } else {
+            s.par_iter_mut().zip(z.par_iter()).for_each(|(si, zi)| *si = zi + beta * *si);
+        }
     }
     PcgInfo { iterations: params.max_iterations, relative_residual: relative, converged: false }
 }

@@ -10,9 +10,16 @@ use rayon::prelude::*;
 /// Elements per chunk of a reduction.
 pub const CHUNK: usize = 8192;
 
+/// Length from which element-wise vector operations run in parallel: below it, waking the
+/// thread pool costs more than the work.
+pub const PARALLEL_MIN: usize = 16_384;
+
 /// `a . b`, bit-reproducible.
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "dot: length mismatch");
+    if a.len() <= CHUNK {
+        return a.iter().zip(b).map(|(p, q)| p * q).sum();
+    }
     let partial: Vec<f64> = a
         .par_chunks(CHUNK)
         .zip(b.par_chunks(CHUNK))
@@ -41,7 +48,11 @@ where
 
 /// `y += alpha x`.
 pub fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
-    y.par_iter_mut().zip(x.par_iter()).for_each(|(yi, xi)| *yi += alpha * xi);
+    if y.len() < PARALLEL_MIN {
+        y.iter_mut().zip(x).for_each(|(yi, xi)| *yi += alpha * xi);
+    } else {
+        y.par_iter_mut().zip(x.par_iter()).for_each(|(yi, xi)| *yi += alpha * xi);
+    }
 }
 
 #[cfg(test)]

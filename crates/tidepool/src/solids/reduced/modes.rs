@@ -6,6 +6,7 @@
 
 use crate::math::{Real, SplitMix64};
 use nalgebra::{DMatrix, SymmetricEigen};
+use rayon::prelude::*;
 use tidepool_linalg::reduce::dot;
 use tidepool_linalg::{pcg, CsrMatrix, Jacobi, LinearOperator, PcgParams};
 
@@ -107,7 +108,7 @@ pub fn lowest_modes(k: &CsrMatrix, m: &CsrMatrix, fixed: &[bool], rigid: &[Vec<R
     let params = PcgParams { tolerance: 1e-10, max_iterations: 20 * n };
     for iteration in 1..=500 {
         let mut w: Vec<Vec<Real>> = vectors
-            .iter()
+            .par_iter()
             .map(|v| {
                 let rhs = apply(&m, v);
                 let mut x = v.clone();
