@@ -382,7 +382,7 @@ deformable = { young = 2e5, modes = 6, damping = 0.005, spacing = 0.02 }
     let mut energy: Real = 0.0;
     common::each_frame(&loaded, 72, |world, record| {
         if record.frame > 0 {
-            let body = &world.reduced[0];
+            let body = &world.reduced[0].bodies[0];
             fractions.push(mesh_share_below(body, surface_height(world, 0.05, 0.05)));
             energy = energy.max(body.modal_energy());
         }
