@@ -215,7 +215,7 @@ fn articulated(setup: &BodySetup, reduced: &ReducedSetup) -> Articulated {
             b
         })
         .collect();
-    Articulated::new(&setup.name, bodies, &reduced.joints, &reduced.actuators, reduced.profile, reduced.skin)
+    Articulated::new(&setup.name, bodies, &reduced.joints, &reduced.actuators, reduced.profile, reduced.skin).expect("joints are checked when the scene is read")
 }
 
 /// Rigid and reduced bodies together as coupled solids.

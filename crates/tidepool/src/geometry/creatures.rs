@@ -52,8 +52,9 @@ pub fn starfish(center: &Vec3, radius: Real, thickness: Real) -> Creature {
 }
 
 /// A jellyfish swimming up (+y): a dome-shaped bell of outer radius `radius` centred at
-/// `center`, and four arms hanging from under it, each held to the bell by three point joints
-/// near its top. Actuators on eight points near the bell's rim pull it inwards (balanced).
+/// `center`, and four arms hanging from under it, spreading outwards, each held to the bell by
+/// a point joint at its top (it swings about it). Actuators on eight points near the bell's rim
+/// pull it inwards (balanced).
 pub fn jellyfish(center: &Vec3, radius: Real) -> Creature {
     let wall = 0.25 * radius;
     let rim = 0.6 * PI;
@@ -69,25 +70,21 @@ pub fn jellyfish(center: &Vec3, radius: Real) -> Creature {
         ((radius - wall) * phi.sin(), (radius - wall) * phi.cos())
     }));
     let bell = revolve(center, &profile, 32);
-    let arm_radius = 0.12 * radius;
+    let arm_radius = 0.15 * radius;
     let ceiling = radius - wall;
     let mut parts = vec![("bell".to_string(), Shape::mesh(bell).expect("the bell mesh is closed"))];
     let mut joints = Vec::new();
     for arm in 0..4 {
         let theta = PI / 4.0 + arm as Real * PI / 2.0;
-        let (dir, side) = (Vec3::new(theta.cos(), 0.0, theta.sin()), Vec3::new(-theta.sin(), 0.0, theta.cos()));
-        let rho = 0.35 * radius;
-        let top_y = (ceiling * ceiling - rho * rho).sqrt() + 0.5 * wall - arm_radius;
-        let from = center + rho * dir + Vec3::new(0.0, top_y, 0.0);
-        let to = center + 0.55 * rho * dir + Vec3::new(0.0, -1.6 * radius, 0.0);
+        let dir = Vec3::new(theta.cos(), 0.0, theta.sin());
+        let rho = 0.5 * radius;
+        let roof = (ceiling * ceiling - rho * rho).sqrt();
+        let from = center + rho * dir + Vec3::new(0.0, roof + 0.5 * wall - arm_radius, 0.0);
+        let to = center + 0.8 * radius * dir + Vec3::new(0.0, -1.2 * radius, 0.0);
         parts.push((format!("arm{}", arm + 1), Shape::Capsule { from, to, radius: arm_radius }));
-        // Three joint points across the arm's top, inside both the arm and the bell's wall.
-        let joint_y = (ceiling * ceiling - rho * rho).sqrt() + 0.3 * wall;
-        for k in 0..3 {
-            let a = 2.0 * PI * k as Real / 3.0;
-            let offset = 0.5 * arm_radius * (a.cos() * dir + a.sin() * side);
-            joints.push((0, arm + 1, center + rho * dir + offset + Vec3::new(0.0, joint_y, 0.0)));
-        }
+        // A point joint at the arm's top, inside both the arm and the bell's wall: the arm
+        // swings about it.
+        joints.push((0, arm + 1, center + rho * dir + Vec3::new(0.0, roof + 0.3 * wall, 0.0)));
     }
     let actuators = (0..8)
         .map(|k| {

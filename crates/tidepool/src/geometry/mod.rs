@@ -3,6 +3,7 @@
 pub mod creatures;
 pub mod mesh_io;
 mod parry;
+pub mod sampled;
 pub mod shapes;
 pub mod tetmesh;
 pub mod trimesh;

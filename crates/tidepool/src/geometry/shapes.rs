@@ -2,6 +2,7 @@
 //! and thin-walled shells around (possibly open) triangle meshes, with exact signed distances
 //! (negative inside), triangulated surfaces for previews and caches, and mass properties.
 
+use super::sampled::SampledDistance;
 use super::{MeshDistance, TriMesh};
 use crate::math::{Mat3, Real, Vec3};
 use std::f64::consts::PI;
@@ -24,8 +25,9 @@ pub enum Shape {
     /// A thin-walled tray open at the top (+y): the box from `min` to `max` less its inside,
     /// leaving side walls and a floor `wall` thick (a boat's hull, a cup).
     OpenBox { min: Vec3, max: Vec3, wall: Real },
-    /// The inside of a closed triangle mesh (already placed in world space).
-    Mesh { surface: Arc<TriMesh>, distance: Arc<MeshDistance> },
+    /// The inside of a closed triangle mesh (already placed in world space); its distance
+    /// exact, or sampled on a lattice ([`Shape::sampled_mesh`]).
+    Mesh { surface: Arc<TriMesh>, distance: Arc<MeshDistance>, sampled: Option<Arc<SampledDistance>> },
     /// A thin wall: the points within `thickness / 2` of a triangle mesh, which may be open (a
     /// hull, a cup) — its mid-surface, already placed in world space.
     Shell { surface: Arc<TriMesh>, distance: Arc<MeshDistance>, thickness: Real },
@@ -35,7 +37,16 @@ impl Shape {
     /// Builds a mesh shape; the mesh must be closed and outward-oriented.
     pub fn mesh(surface: TriMesh) -> Result<Shape, String> {
         let distance = MeshDistance::new(&surface)?;
-        Ok(Shape::Mesh { surface: Arc::new(surface), distance: Arc::new(distance) })
+        Ok(Shape::Mesh { surface: Arc::new(surface), distance: Arc::new(distance), sampled: None })
+    }
+
+    /// A mesh shape whose distance is sampled at spacing `h` out to `margin` beyond the mesh's
+    /// bounding box (see [`SampledDistance`]); the mesh must be closed and outward-oriented.
+    pub fn sampled_mesh(surface: TriMesh, h: Real, margin: Real) -> Result<Shape, String> {
+        let distance = MeshDistance::new(&surface)?;
+        let bounds = surface.bounds().ok_or("the mesh has no vertices")?;
+        let sampled = SampledDistance::new(|p| distance.signed_distance(p), bounds, h, margin);
+        Ok(Shape::Mesh { surface: Arc::new(surface), distance: Arc::new(distance), sampled: Some(Arc::new(sampled)) })
     }
 
     /// Builds a shell of `thickness` around `surface` (open or closed, consistently oriented).
@@ -86,6 +97,7 @@ impl Shape {
                 let inside = Shape::Box { min: inner_min, max: inner_max + Vec3::new(0.0, *wall, 0.0) }.signed_distance(p);
                 outer.max(-inside)
             }
+            Shape::Mesh { sampled: Some(sampled), .. } => sampled.at(p),
             Shape::Mesh { distance, .. } => distance.signed_distance(p),
             Shape::Shell { distance, thickness, .. } => distance.signed_distance(p) - 0.5 * thickness,
         }
@@ -142,11 +154,12 @@ impl Shape {
                 Shape::Torus { center: center + offset, axis: *axis, major: *major, minor: *minor }
             }
             Shape::OpenBox { min, max, wall } => Shape::OpenBox { min: min + offset, max: max + offset, wall: *wall },
-            Shape::Mesh { surface, .. } => {
+            Shape::Mesh { surface, sampled, .. } => {
                 let mut moved = (**surface).clone();
                 moved.vertices.iter_mut().for_each(|v| *v += offset);
                 let distance = MeshDistance::new(&moved).expect("a translated valid mesh stays valid");
-                Shape::Mesh { surface: Arc::new(moved), distance: Arc::new(distance) }
+                let sampled = sampled.as_ref().map(|s| Arc::new(s.translated(offset)));
+                Shape::Mesh { surface: Arc::new(moved), distance: Arc::new(distance), sampled }
             }
             Shape::Shell { surface, thickness, .. } => {
                 let mut moved = (**surface).clone();

@@ -6,14 +6,15 @@
 //! on material point `x_c` of body `c`: the joint impulse `lambda_a` acts as `+lambda_a` on `p`
 //! at `x_p` and `-lambda_a` on `c` at `x_c` (`B^T lambda_a`, with `B` taking the particles'
 //! velocities to the joints' velocity differences `J_ap v - J_ac v`), and the constraint is
-//! `B v^{n+1} = 0`. The joint block of eq. 49 is `a33 = B K_lambda B^T`, small and dense (three
-//! rows a joint). It is eliminated exactly (its Schur complement): before a solve the joint
-//! impulses that make the predicted velocities satisfy the joints are applied (`a33 lambda_a =
-//! -B v*`, the no-water form of eq. 49), and during it the solid's response to impulses `f` is
-//! `K f - K B^T a33^+ B K f` — the response with the joint impulses that `f` calls for. That is
-//! eq. 49 with `lambda_a` solved for; the coupled system stays symmetric positive
-//! semi-definite (`a33^+` is a pseudo-inverse: three point joints between two bodies are
-//! redundant for their rigid motion).
+//! `B v^{n+1} = 0` along the directions `U` the bodies' frames can satisfy (see
+//! [`JointSystem`]: several point joints between two bodies are partly redundant). The joint
+//! block of eq. 49 is then `U^T a33 U` with `a33 = B K_lambda B^T`, small and dense. It is
+//! eliminated exactly (its Schur complement): before a solve the joint impulses that make the
+//! predicted velocities satisfy the joints are applied (`a33 lambda_a = -B v*`, the no-water
+//! form of eq. 49), and during it the solid's response to impulses `f` is
+//! `K f - K B^T U (U^T a33 U)^-1 U^T B K f` — the response with the joint impulses that `f`
+//! calls for. That is eq. 49 with `lambda_a` solved for; the coupled system stays symmetric
+//! positive semi-definite.
 //!
 //! **Pre-stabilization** (after Weinstein, Teran, Fedkiw 2006): before the positions move,
 //! joint impulses are found that make the bodies, moved with their velocities, end the step
@@ -85,22 +86,39 @@ pub struct Articulated {
     pub skin: Real,
     /// Volume inside the skin (m^3).
     volume: Real,
-    /// The joint block for the current positions and step.
+    /// The joint block for the current positions and step, and the same with the bodies taken
+    /// as rigid (for the pre-stabilization).
     system: JointSystem,
+    frames: JointSystem,
     /// The sub-bodies' shares of the last point set a solve asked about.
     shares: SharesCache,
 }
 
 /// The joint block `a33 = B K_lambda B^T` and the particle responses `K_lambda B^T` of its
 /// columns, for one state of the bodies.
+///
+/// The joints constrain the relative motion of the bodies' frames: the rows of `B` that act
+/// are the range `U` of the joint block with the bodies taken as rigid (three point joints
+/// between two bodies constrain their six relative rigid motions; the other three rows are
+/// redundant). With modes the full block has no exact nullspace, but its extra directions are
+/// those only deformation can satisfy (stretching the triangle of joint points), with
+/// eigenvalues a thousand to a million times below the rest: enforcing them would take huge
+/// impulses and ruin the solve's conditioning. So the constraints are `U^T B v = 0` and the
+/// block is inverted on `U`: `inverse = U (U^T a33 U)^-1 U^T`.
 #[derive(Clone, Debug, Default)]
 struct JointSystem {
     /// Per row (joint `r / 3`, axis `r % 3`): the two bodies' particle velocity changes for a
     /// unit impulse pair on the joint.
     columns: Vec<[(usize, Vec<Vec3>); 2]>,
-    /// The pseudo-inverse of `a33`.
+    /// `U (U^T a33 U)^-1 U^T`.
     inverse: DMatrix<Real>,
+    /// `U`, an orthonormal basis of the constrained joint velocity differences.
+    constrained: DMatrix<Real>,
 }
+
+/// Eigenvalues of the rigid joint block below this share of its largest are its nullspace
+/// (its spectrum has a gap of ten orders of magnitude there).
+const RANGE_CUTOFF: Real = 1e-8;
 
 /// Per point: the sub-bodies sharing it and their weights.
 type Shares = Vec<Vec<(usize, Real)>>;
@@ -127,19 +145,37 @@ impl Articulated {
     /// One reduced body on its own.
     pub fn single(body: ReducedBody) -> Self {
         let name = body.name.clone();
-        Articulated::new(&name, vec![body], &[], &[], Profile::Constant, 0.0)
+        Articulated::new(&name, vec![body], &[], &[], Profile::Constant, 0.0).expect("a single body has no joints")
     }
 
     /// Sub-bodies `bodies` (in their initial poses) joined at the world points of `joints`
     /// (`(p, c, x)`: `x` on body `p` held on `x` on body `c`), with actuation forces
     /// `(body, world point, world force)` and skin width `skin`.
-    pub fn new(name: &str, bodies: Vec<ReducedBody>, joints: &[(usize, usize, Vec3)], actuators: &[(usize, Vec3, Vec3)], profile: Profile, skin: Real) -> Self {
-        let joints = joints.iter().map(|&(p, c, x)| Joint { bodies: [p, c], points: [bodies[p].material_point(&x), bodies[c].material_point(&x)] }).collect();
+    /// A joint's point must lie inside both bodies' meshes: the nearest such point is taken
+    /// (alternating between the two meshes), and a joint whose bodies' meshes do not overlap
+    /// near it is refused.
+    pub fn new(name: &str, bodies: Vec<ReducedBody>, joints: &[(usize, usize, Vec3)], actuators: &[(usize, Vec3, Vec3)], profile: Profile, skin: Real) -> Result<Self, String> {
+        let joints = joints
+            .iter()
+            .map(|&(p, c, x)| {
+                let mut y = x;
+                for _ in 0..50 {
+                    let on_p = bodies[p].position_of(&bodies[p].material_point(&y));
+                    let point_c = bodies[c].material_point(&on_p);
+                    let on_c = bodies[c].position_of(&point_c);
+                    if (on_c - on_p).norm() < 1e-12 {
+                        return Ok(Joint { bodies: [p, c], points: [bodies[p].material_point(&on_c), point_c] });
+                    }
+                    y = on_c;
+                }
+                Err(format!("the joint at [{:.4}, {:.4}, {:.4}] between `{}` and `{}`: their tetrahedral meshes do not overlap there (move the point or use a finer spacing)", x.x, x.y, x.z, bodies[p].name, bodies[c].name))
+            })
+            .collect::<Result<Vec<Joint>, String>>()?;
         let actuators = actuators.iter().map(|&(b, x, f)| Actuator { body: b, point: bodies[b].material_point(&x), force: bodies[b].orientation.inverse() * f }).collect();
-        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, system: JointSystem::default(), shares: SharesCache::default() };
+        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, system: JointSystem::default(), frames: JointSystem::default(), shares: SharesCache::default() };
         articulated.volume = if articulated.bodies.len() == 1 { articulated.bodies[0].volume() } else { articulated.measure_volume() };
         articulated.refresh();
-        articulated
+        Ok(articulated)
     }
 
     /// The volume inside the skin, by the smoothed indicator over a grid of 64 points across.
@@ -218,7 +254,7 @@ impl Articulated {
             }
         }
         self.refresh();
-        self.hold_joints(&DVector::zeros(3 * self.joints.len()));
+        self.hold_joints(&DVector::zeros(3 * self.joints.len()), false);
     }
 
     /// Contact of every sub-body with the static world over a step `dt`, then the joint
@@ -229,7 +265,7 @@ impl Articulated {
             touched |= body.contact(statics, dt);
         }
         if touched {
-            self.hold_joints(&DVector::zeros(3 * self.joints.len()));
+            self.hold_joints(&DVector::zeros(3 * self.joints.len()), false);
         }
         touched
     }
@@ -251,7 +287,7 @@ impl Articulated {
                 }
                 let change = DVector::from_iterator(gaps.len() * 3, gaps.iter().flat_map(|g| (-g / dt).iter().copied().collect::<Vec<_>>()));
                 let now = self.joint_velocities();
-                self.hold_joints(&(now + change));
+                self.hold_joints(&(now + change), true);
             }
         }
         for (body, (velocity, angular_momentum, qdot)) in self.bodies.iter_mut().zip(saved) {
@@ -280,16 +316,22 @@ impl Articulated {
     }
 
     /// Applies the joint impulses that bring the joints' velocity differences to `target`
-    /// (`a33 lambda_a = target - B v`).
-    fn hold_joints(&mut self, target: &DVector<Real>) {
+    /// (`a33 lambda_a = target - B v`), to the bodies' frames alone when `frames` (their
+    /// modes untouched: a position correction never needs to deform a body).
+    fn hold_joints(&mut self, target: &DVector<Real>, frames: bool) {
         if self.joints.is_empty() {
             return;
         }
-        let lambda = &self.system.inverse * (target - self.joint_velocities());
+        let system = if frames { &self.frames } else { &self.system };
+        let lambda = &system.inverse * (target - self.joint_velocities());
         let mut impulses: Vec<Vec<Vec3>> = self.bodies.iter().map(|b| vec![Vec3::zeros(); b.model.particles()]).collect();
         self.add_joint_impulses(&lambda, &mut impulses);
         for (body, lambda) in self.bodies.iter_mut().zip(impulses) {
-            body.apply_particle_impulses(&lambda);
+            if frames {
+                body.apply_frame_impulses(&lambda);
+            } else {
+                body.apply_particle_impulses(&lambda);
+            }
         }
     }
 
@@ -302,11 +344,21 @@ impl Articulated {
         }
     }
 
-    /// Rebuilds the joint block for the current positions and step.
+    /// Rebuilds the joint blocks for the current positions and step: first with the bodies
+    /// taken as rigid, whose range is the space of constraints (see [`JointSystem`]), then with
+    /// their full response restricted to that space.
     fn refresh(&mut self) {
         if self.joints.is_empty() {
             return;
         }
+        self.frames = self.joint_system(ReducedBody::frame_response, None);
+        let constrained = self.frames.constrained.clone();
+        self.system = self.joint_system(ReducedBody::particle_response, Some(&constrained));
+    }
+
+    /// The joint block for the bodies' particle response `response`, its inverse on the
+    /// space `constrained` (by default, the block's own range).
+    fn joint_system(&self, response: fn(&ReducedBody, &[Vec3]) -> Vec<Vec3>, constrained: Option<&DMatrix<Real>>) -> JointSystem {
         let mut columns = Vec::with_capacity(3 * self.joints.len());
         for joint in &self.joints {
             for axis in 0..3 {
@@ -315,7 +367,7 @@ impl Articulated {
                     let b = joint.bodies[side];
                     let mut lambda = vec![Vec3::zeros(); self.bodies[b].model.particles()];
                     ReducedBody::spread_at(&joint.points[side], &(if side == 0 { e } else { -e }), &mut lambda);
-                    (b, self.bodies[b].particle_response(&lambda))
+                    (b, response(&self.bodies[b], &lambda))
                 });
                 columns.push(column);
             }
@@ -330,11 +382,21 @@ impl Articulated {
             a33.set_column(k, &self.joint_differences(&r));
         }
         let a33 = 0.5 * (&a33 + a33.transpose());
-        let eigen = SymmetricEigen::new(a33);
-        let largest = eigen.eigenvalues.iter().copied().fold(0.0, Real::max);
-        let inverted = eigen.eigenvalues.map(|l| if l > 1e-10 * largest { 1.0 / l } else { 0.0 });
-        let inverse = &eigen.eigenvectors * DMatrix::from_diagonal(&inverted) * eigen.eigenvectors.transpose();
-        self.system = JointSystem { columns, inverse };
+        let constrained = match constrained {
+            Some(u) => u.clone(),
+            None => {
+                let eigen = SymmetricEigen::new(a33.clone());
+                let largest = eigen.eigenvalues.iter().copied().fold(0.0, Real::max);
+                let kept: Vec<usize> = (0..n).filter(|&i| eigen.eigenvalues[i] > RANGE_CUTOFF * largest).collect();
+                eigen.eigenvectors.select_columns(&kept)
+            }
+        };
+        let restricted = constrained.transpose() * &a33 * &constrained;
+        let inverse = match restricted.clone().cholesky() {
+            Some(c) => &constrained * c.inverse() * constrained.transpose(),
+            None => DMatrix::zeros(n, n),
+        };
+        JointSystem { columns, inverse, constrained }
     }
 
     /// The sub-bodies sharing each point, and their weights (from the cache when the bodies
@@ -394,7 +456,7 @@ impl Articulated {
             .collect()
     }
 
-    /// The joint impulses `-a33^+ B r` that particle velocity changes `r` call for.
+    /// The joint impulses `-U (U^T a33 U)^-1 U^T B r` that particle velocity changes `r` call for.
     fn joint_reaction(&self, r: &[Option<Vec<Vec3>>]) -> DVector<Real> {
         -&self.system.inverse * self.joint_differences(r)
     }
@@ -428,7 +490,7 @@ impl CoupledSolid for Articulated {
         self.blend(x).1.iter().map(|&(b, w)| w * self.bodies[b].velocity_at(x)).sum()
     }
 
-    /// `J K J^T` with the joints' impulses solved for: `K f - K B^T a33^+ B K f`.
+    /// `J K J^T` with the joints' impulses solved for: `K f - K B^T U (U^T a33 U)^-1 U^T B K f`.
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
         let shares = self.shares(points);
         let lambda = self.spread(points, impulses, &shares);
@@ -482,21 +544,21 @@ mod tests {
     use crate::solids::reduced::fem::ElasticMaterial;
     use std::sync::Arc;
 
-    /// Two soft bars, the second overlapping the first's end, joined by three point joints in
-    /// the overlap (redundant for the bars' rigid motion).
-    fn pair(modes: usize) -> Articulated {
+    /// Two soft bars, the second overlapping the first's end, joined by the first `joints` of
+    /// three point joints in the overlap (three are redundant for the bars' rigid motion).
+    fn pair(modes: usize, joints: usize) -> Articulated {
         let material = ElasticMaterial { young: 2e4, poisson: 0.3, density: 600.0 };
         let mesh = TetMesh::box_grid(&Vec3::zeros(), &Vec3::new(0.4, 0.1, 0.1), [8, 2, 2]);
         let model = Arc::new(ReducedModel::new(&mesh, &material, modes, 0.0, false).unwrap());
         let first = ReducedBody::new("a", model.clone(), Vec3::new(0.2, 0.05, 0.05));
         let second = ReducedBody::new("b", model, Vec3::new(0.55, 0.05, 0.05));
-        let joints: Vec<(usize, usize, Vec3)> = [Vec3::new(0.375, 0.03, 0.03), Vec3::new(0.375, 0.07, 0.03), Vec3::new(0.375, 0.05, 0.07)].iter().map(|x| (0, 1, *x)).collect();
-        Articulated::new("pair", vec![first, second], &joints, &[], Profile::Constant, 0.0)
+        let joints: Vec<(usize, usize, Vec3)> = [Vec3::new(0.375, 0.03, 0.03), Vec3::new(0.375, 0.07, 0.03), Vec3::new(0.375, 0.05, 0.07)].iter().take(joints).map(|x| (0, 1, *x)).collect();
+        Articulated::new("pair", vec![first, second], &joints, &[], Profile::Constant, 0.0).unwrap()
     }
 
     /// The pair deformed, as within a solve of step 0.01 s.
     fn deformed_pair(modes: usize) -> Articulated {
-        let mut a = pair(modes);
+        let mut a = pair(modes, 3);
         for (k, body) in a.bodies.iter_mut().enumerate() {
             body.solve_dt = 0.01;
             body.q = (0..modes).map(|m| 1e-3 * (m as Real + 1.0) * if k == 0 { 1.0 } else { -0.5 }).collect();
@@ -513,14 +575,14 @@ mod tests {
     /// The joints' material points start together.
     #[test]
     fn joint_points_start_together() {
-        assert!(pair(4).joint_separation() < 1e-12);
+        assert!(pair(4, 3).joint_separation() < 1e-12);
     }
 
     /// Eq. 49's solid part `[J; -B] K_lambda [J; -B]^T` over points in both bars and the
     /// joints is symmetric positive semi-definite, and the articulation's response at the
-    /// points is exactly its Schur complement `J K J^T - J K B^T a33^+ B K J^T` (the joint
-    /// impulses solved for): symmetric and positive semi-definite too. Responses leave the
-    /// joints' velocities unchanged.
+    /// points is exactly its Schur complement `J K J^T - J K B^T U (U^T a33 U)^-1 U^T B K J^T`
+    /// (the joint impulses solved for): symmetric and positive semi-definite too. Responses
+    /// leave the joints' velocities unchanged along the constrained directions `U`.
     #[test]
     fn joint_block_is_semidefinite_and_eliminated_exactly() {
         for modes in [4, 0] {
@@ -588,16 +650,18 @@ mod tests {
             assert!(SymmetricEigen::new(response).eigenvalues.min() > -1e-10 * scale);
             let before = a.joint_velocities();
             a.apply_impulses(&points, &random(points.len(), 5));
-            assert!((a.joint_velocities() - before).amax() < 1e-10, "impulses moved the joints apart");
+            let moved = a.system.constrained.transpose() * (a.joint_velocities() - before);
+            assert!(moved.amax() < 1e-10, "impulses moved the joints apart");
         }
     }
 
-    /// Two jointed bars thrown spinning, with no gravity, for 1000 steps: the joints stay
-    /// together (pre-stabilization) to a micrometre, and the joint impulses, equal and opposite,
-    /// keep the pair's linear momentum to 1e-8 and its angular momentum to 1e-4.
+    /// Two bars joined by one point joint thrown spinning, with no gravity, for 1000 steps:
+    /// the joint stays together (pre-stabilization) to a micrometre, and the joint impulses,
+    /// equal and opposite at one point, keep the pair's linear momentum to 1e-8 and its
+    /// angular momentum to 1e-4.
     #[test]
     fn a_thrown_pair_keeps_its_joints_and_momentum() {
-        let mut a = pair(4);
+        let mut a = pair(4, 1);
         for body in &mut a.bodies {
             body.velocity = Vec3::new(0.3, 0.1, 0.0);
             body.set_angular_velocity(&Vec3::new(0.0, 0.0, 2.0));
@@ -612,7 +676,7 @@ mod tests {
         assert!(a.joint_separation() < 1e-6, "joints apart by {} m", a.joint_separation());
         assert!((p1 - p0).norm() < 1e-8 * p0.norm(), "linear momentum moved by {}", (p1 - p0).norm());
         // The pre-stabilization moves the bodies by a little more than their velocities do
-        // (here 4e-5 of the angular momentum over the run; without it the joints' drift gives
+        // (here 5e-5 of the angular momentum over the run; without it the joints' drift gives
         // 1e-5): angular momentum is kept to the order of those corrections.
         assert!((l1 - l0).norm() < 1e-4 * l0.norm(), "angular momentum moved by {:e} of {:e}", (l1 - l0).norm(), l0.norm());
     }

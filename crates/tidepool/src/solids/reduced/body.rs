@@ -34,7 +34,8 @@ pub struct ReducedModel {
     pub damping: Real,
     /// Where the input mesh's centre of mass was (the mesh here is centred on it).
     pub centre_offset: Vec3,
-    /// The mesh's boundary triangles (outward), and the rest surface they make as a shape.
+    /// The mesh's boundary triangles (outward), and the rest surface they make as a shape (its
+    /// distance sampled on a lattice of half the tetrahedron lookup's cell).
     pub boundary: Vec<[u32; 3]>,
     pub surface: Shape,
     /// Tetrahedra by cell of a uniform grid over the rest mesh, to find the one holding a point.
@@ -42,13 +43,15 @@ pub struct ReducedModel {
 }
 
 /// A uniform grid over a mesh's bounding box listing the tetrahedra whose bounding boxes
-/// overlap each cell.
+/// overlap each cell, with each tetrahedron's barycentric map.
 #[derive(Clone, Debug)]
 struct TetLookup {
     origin: Vec3,
     cell: Real,
     dims: [usize; 3],
     cells: Vec<Vec<u32>>,
+    /// Per tetrahedron: its first corner `p0` and the inverse of `[p1 - p0, p2 - p0, p3 - p0]`.
+    maps: Vec<(Vec3, Mat3)>,
 }
 
 impl TetLookup {
@@ -68,41 +71,69 @@ impl TetLookup {
                 }
             }
         }
-        TetLookup { origin: lo, cell, dims, cells }
+        let maps = mesh
+            .tets
+            .iter()
+            .map(|tet| {
+                let p = tet.map(|v| mesh.vertices[v as usize]);
+                let m = Mat3::from_columns(&[p[1] - p[0], p[2] - p[0], p[3] - p[0]]);
+                (p[0], m.try_inverse().unwrap_or_else(Mat3::zeros))
+            })
+            .collect();
+        TetLookup { origin: lo, cell, dims, cells, maps }
     }
 
     fn index(origin: &Vec3, cell: Real, dims: &[usize; 3], x: &Vec3) -> [usize; 3] {
         [0, 1, 2].map(|a| (((x[a] - origin[a]) / cell).floor().max(0.0) as usize).min(dims[a] - 1))
     }
 
-    /// The tetrahedron holding `x` (or, outside the mesh, the nearby one it is least outside
-    /// of) and `x`'s barycentric weights in it, clamped to be non-negative.
-    fn locate(&self, mesh: &TetMesh, x: &Vec3) -> ([u32; 4], [Real; 4]) {
+    /// Barycentric coordinates of `x` in tetrahedron `t`.
+    fn barycentric(&self, t: usize, x: &Vec3) -> [Real; 4] {
+        let (p0, inverse) = &self.maps[t];
+        let l = inverse * (x - p0);
+        [1.0 - l.x - l.y - l.z, l.x, l.y, l.z]
+    }
+
+    /// The tetrahedron holding `x` (its index) and `x`'s barycentric coordinates in it, tried
+    /// first in tetrahedron `hint`. Outside the mesh: the tetrahedron of `x`'s lookup cell (or
+    /// the nearest cell listing any) that `x` is least outside of, with the coordinates
+    /// extrapolated (some
+    /// negative), so that interpolation from the particles reproduces any affine field (a rigid
+    /// motion) exactly there too.
+    fn locate(&self, x: &Vec3, hint: Option<usize>) -> (usize, [Real; 4]) {
+        if let Some(t) = hint {
+            let w = self.barycentric(t, x);
+            if w.iter().all(|&v| v >= 0.0) {
+                return (t, w);
+            }
+        }
         let c = Self::index(&self.origin, self.cell, &self.dims, x);
-        let mut best: Option<([u32; 4], [Real; 4], Real)> = None;
+        let mut best: Option<(usize, [Real; 4], Real)> = None;
         for reach in 0..=self.dims.iter().max().copied().unwrap_or(1) {
-            for k in c[2].saturating_sub(reach)..=(c[2] + reach).min(self.dims[2] - 1) {
-                for j in c[1].saturating_sub(reach)..=(c[1] + reach).min(self.dims[1] - 1) {
-                    for i in c[0].saturating_sub(reach)..=(c[0] + reach).min(self.dims[0] - 1) {
+            let range = |a: usize| c[a].saturating_sub(reach)..=(c[a] + reach).min(self.dims[a] - 1);
+            for k in range(2) {
+                for j in range(1) {
+                    for i in range(0) {
+                        let shell = [i, j, k].iter().zip(&c).any(|(n, m)| n.abs_diff(*m) == reach);
+                        if !shell {
+                            continue;
+                        }
                         for &t in &self.cells[i + self.dims[0] * (j + self.dims[1] * k)] {
-                            let tet = mesh.tets[t as usize];
-                            let w = barycentric(&tet.map(|v| mesh.vertices[v as usize]), x);
+                            let w = self.barycentric(t as usize, x);
                             let outside = -w.iter().copied().fold(0.0, Real::min);
                             if best.as_ref().is_none_or(|b| outside < b.2) {
-                                best = Some((tet, w, outside));
+                                best = Some((t as usize, w, outside));
                             }
                         }
                     }
                 }
             }
-            if best.as_ref().is_some_and(|b| b.2 == 0.0 || reach >= 1) {
+            if best.is_some() {
                 break;
             }
         }
-        let (tet, w, _) = best.expect("a checked mesh has tetrahedra");
-        let w = w.map(|v| v.max(0.0));
-        let sum: Real = w.iter().sum();
-        (tet, w.map(|v| v / sum))
+        let (t, w, _) = best.expect("a checked mesh has tetrahedra");
+        (t, w)
     }
 }
 
@@ -111,13 +142,6 @@ impl TetLookup {
 pub struct MaterialPoint {
     pub tet: [u32; 4],
     pub weights: [Real; 4],
-}
-
-/// Barycentric coordinates of `x` in the tetrahedron with corners `p`.
-fn barycentric(p: &[Vec3; 4], x: &Vec3) -> [Real; 4] {
-    let m = Mat3::from_columns(&[p[1] - p[0], p[2] - p[0], p[3] - p[0]]);
-    let l = m.try_inverse().map_or(Vec3::zeros(), |inv| inv * (x - p[0]));
-    [1.0 - l.x - l.y - l.z, l.x, l.y, l.z]
 }
 
 impl ReducedModel {
@@ -151,8 +175,9 @@ impl ReducedModel {
             basis
         };
         let boundary = mesh.boundary_faces();
-        let surface = Shape::mesh(TriMesh { vertices: mesh.vertices.clone(), triangles: boundary.clone() })?;
         let lookup = TetLookup::new(&mesh);
+        let h = 0.5 * lookup.cell;
+        let surface = Shape::sampled_mesh(TriMesh { vertices: mesh.vertices.clone(), triangles: boundary.clone() }, h, 6.0 * h)?;
         Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, centre_offset: centre, boundary, surface, lookup })
     }
 
@@ -220,13 +245,17 @@ struct CachedPoints {
 /// The frame's derived quantities for one state of the body (orientation, `q`, `qdot`,
 /// angular momentum): everything that needs a pass over all particles.
 #[derive(Default)]
-struct FrameCache(std::sync::Mutex<Option<Arc<Frame>>>);
+struct FrameCache(std::sync::RwLock<Option<Arc<Frame>>>);
 
 struct Frame {
     state: (Quat, Vec<Real>, Vec<Real>, Vec3),
     arms: Vec<Vec3>,
     inverse_inertia: Mat3,
     omega: Vec3,
+    /// The largest displacement of a particle by the modes (m).
+    slack: Real,
+    /// The farthest particle's distance from the centre of mass (m).
+    radius: Real,
 }
 
 impl Clone for FrameCache {
@@ -279,17 +308,19 @@ impl ReducedBody {
     /// The frame's arms, inverse inertia and angular velocity for the current state, computed
     /// once per state (a coupled solve asks for them at every point and iteration).
     fn frame(&self) -> Arc<Frame> {
-        let state = (self.orientation, self.q.clone(), self.qdot.clone(), self.angular_momentum);
-        let mut cache = self.frame.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(frame) = cache.as_ref().filter(|f| f.state == state) {
+        let current = |f: &&Arc<Frame>| f.state.0 == self.orientation && f.state.1 == self.q && f.state.2 == self.qdot && f.state.3 == self.angular_momentum;
+        if let Some(frame) = self.frame.0.read().unwrap_or_else(|e| e.into_inner()).as_ref().filter(current) {
             return Arc::clone(frame);
         }
         let arms: Vec<Vec3> = (0..self.model.particles()).map(|i| self.orientation * self.model.local(&self.q, i)).collect();
         let inverse_inertia = self.inertia(&arms).try_inverse().unwrap_or_else(Mat3::zeros);
         let modal: Vec3 = arms.iter().zip(self.modal_velocities()).zip(&self.model.masses).map(|((r, v), m)| *m * r.cross(&v)).sum();
         let omega = inverse_inertia * (self.angular_momentum - modal);
-        let frame = Arc::new(Frame { state, arms, inverse_inertia, omega });
-        *cache = Some(Arc::clone(&frame));
+        let slack = (0..self.model.particles()).map(|i| (self.model.local(&self.q, i) - self.model.mesh.vertices[i]).norm()).fold(0.0, Real::max);
+        let radius = arms.iter().map(|r| r.norm()).fold(0.0, Real::max);
+        let state = (self.orientation, self.q.clone(), self.qdot.clone(), self.angular_momentum);
+        let frame = Arc::new(Frame { state, arms, inverse_inertia, omega, slack, radius });
+        *self.frame.0.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&frame));
         frame
     }
 
@@ -414,12 +445,16 @@ impl ReducedBody {
     }
 
     /// Moves the body over `dt` with its current velocities: `T += dt v`, `q += dt qdot`, the
-    /// frame turned by its angular velocity.
+    /// frame turned as a rigid body's is (see [`crate::solids::rigid::RigidBody::pose_after`]),
+    /// by `dt w + dt^2/2 I^-1 (L_frame x w)` with `L_frame = I w` the frame's own angular
+    /// momentum.
     pub fn advance_positions(&mut self, dt: Real) {
-        let w = self.angular_velocity();
+        let frame = self.frame();
+        let w = frame.omega;
+        let rotation = dt * w + 0.5 * dt * dt * frame.inverse_inertia * (self.inertia(&frame.arms) * w).cross(&w);
         self.position += dt * self.velocity;
         self.q.iter_mut().zip(&self.qdot).for_each(|(q, v)| *q += dt * v);
-        self.orientation = Quat::from_scaled_axis(dt * w) * self.orientation;
+        self.orientation = Quat::from_scaled_axis(rotation) * self.orientation;
     }
 
     /// Contact with the static world (closed walls, obstacles) over a step `dt`, inelastic:
@@ -483,23 +518,24 @@ impl ReducedBody {
     /// its barycentric weights among them, and its rest position `z`, found by the fixed point
     /// `z = R^-1 (x - T) - u(z)` with `u` the modes' displacement interpolated at `z`.
     fn weights(&self, x: &Vec3) -> ([u32; 4], [Real; 4], Vec3) {
+        let lookup = &self.model.lookup;
         let y = self.orientation.inverse() * (x - self.position);
         let mut z = y;
-        let mut found = self.model.lookup.locate(&self.model.mesh, &z);
+        let (mut t, mut w) = lookup.locate(&z, None);
         if !self.model.modes.is_empty() {
             for _ in 0..16 {
-                let (tet, w) = found;
+                let tet = self.model.mesh.tets[t];
                 let displacement: Vec3 = tet.iter().zip(w).map(|(v, wv)| wv * (self.model.local(&self.q, *v as usize) - self.model.mesh.vertices[*v as usize])).sum();
                 let next = y - displacement;
                 let moved = (next - z).norm();
                 z = next;
-                found = self.model.lookup.locate(&self.model.mesh, &z);
-                if moved < 1e-12 {
+                (t, w) = lookup.locate(&z, Some(t));
+                if moved < 1e-11 {
                     break;
                 }
             }
         }
-        (found.0, found.1, z)
+        (self.model.mesh.tets[t], w, z)
     }
 
     /// The material points at `points`, from the cache when the body and the points are those
@@ -565,9 +601,7 @@ impl ReducedBody {
             let (dv, dw) = (momentum / self.model.mass, inverse_inertia * torque);
             arms.iter().map(|r| dv + dw.cross(r)).collect()
         };
-        let total: Vec3 = lambda.iter().sum();
-        let torque: Vec3 = arms.iter().zip(lambda).map(|(r, l)| r.cross(l)).sum();
-        let mut response = rigid(&total, &torque);
+        let mut response = self.frame_response(lambda);
         if self.model.modes.is_empty() {
             return response;
         }
@@ -582,6 +616,24 @@ impl ReducedBody {
         response
     }
 
+    /// The particle velocity changes `P_rigid^T M^-1 P_rigid lambda` the frame alone makes for
+    /// particle impulses (the body taken as rigid).
+    pub fn frame_response(&self, lambda: &[Vec3]) -> Vec<Vec3> {
+        let frame = self.frame();
+        let total: Vec3 = lambda.iter().sum();
+        let torque: Vec3 = frame.arms.iter().zip(lambda).map(|(r, l)| r.cross(l)).sum();
+        let (dv, dw) = (total / self.model.mass, frame.inverse_inertia * torque);
+        frame.arms.iter().map(|r| dv + dw.cross(r)).collect()
+    }
+
+    /// Applies particle impulses to the frame alone (its velocity and angular momentum, the
+    /// modes untouched).
+    pub fn apply_frame_impulses(&mut self, lambda: &[Vec3]) {
+        let frame = self.frame();
+        self.velocity += lambda.iter().sum::<Vec3>() / self.model.mass;
+        self.angular_momentum += frame.arms.iter().zip(lambda).map(|(r, l)| r.cross(l)).sum::<Vec3>();
+    }
+
     /// Energy in the modes: `1/2 sum(qdot^2 + omega^2 q^2)` (J).
     pub fn modal_energy(&self) -> Real {
         self.q.iter().zip(&self.qdot).zip(&self.model.eigenvalues).map(|((q, v), l)| 0.5 * (v * v + l * q * q)).sum()
@@ -590,13 +642,25 @@ impl ReducedBody {
 
 impl CoupledSolid for ReducedBody {
     /// The rest surface's distance at the material point (exact on the surface, measured in
-    /// rest lengths elsewhere: deformations are small).
+    /// rest lengths elsewhere: deformations are small). Farther from the rest surface than a
+    /// lookup cell (about the mesh spacing) beyond the largest displacement, the distance at
+    /// the undeformed point less that displacement (a lower bound, within twice the
+    /// displacement of the distance, and at least that cell) saves the search for the material
+    /// point.
     fn signed_distance(&self, x: &Vec3) -> Real {
+        let slack = self.frame().slack;
+        let undeformed = self.model.surface.signed_distance(&(self.orientation.inverse() * (x - self.position)));
+        if undeformed > slack + self.model.lookup.cell {
+            return undeformed - slack;
+        }
+        if slack == 0.0 {
+            return undeformed;
+        }
         self.model.surface.signed_distance(&self.weights(x).2)
     }
 
     fn bounding_sphere(&self) -> (Vec3, Real) {
-        (self.position, self.frame().arms.iter().map(|r| r.norm()).fold(0.0, Real::max))
+        (self.position, self.frame().radius)
     }
 
     fn volume(&self) -> Real {
