@@ -20,6 +20,7 @@ use crate::fluids::eulerian::projection::ProjectionReport;
 use crate::coupling::CoupledSolid;
 use crate::math::{Real, Vec3};
 use crate::solids::reduced::articulated::Articulated;
+use crate::solids::contact::{self, ContactBody};
 use crate::solids::rigid::{self, RigidBody};
 use crate::world::World;
 use serde::Serialize;
@@ -81,7 +82,9 @@ pub struct StepReport {
 /// then start the velocity update from their time-n velocities after the collisions.
 fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
     let grid = world.grid;
-    rigid::collide(&mut world.bodies, &world.body_statics, dt, &(dt * gravity));
+    let groups = contact_groups(world);
+    contact::collide(&mut contact_bodies(&mut world.bodies, &mut world.reduced), &groups, &world.body_statics, dt, &(dt * gravity));
+    world.reduced.iter_mut().for_each(Articulated::restore_joints);
     for body in world.bodies.iter_mut() {
         body.follow_path(world.clock.time, dt);
     }
@@ -95,10 +98,7 @@ fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
     }
     let mut coupled = coupled_bodies(&mut world.bodies, &mut world.reduced);
     world.liquid.solve_for_bodies(&grid, &world.solids, gravity, 0.5 * dt, &mut coupled);
-    rigid::contact(&mut world.bodies, &world.body_statics, dt);
-    for body in world.reduced.iter_mut() {
-        body.contact(&world.body_statics, dt);
-    }
+    contact_all(world, &groups, dt);
     rigid::advance_poses(&mut world.bodies, dt);
     for body in world.reduced.iter_mut() {
         body.advance_positions(dt);
@@ -119,6 +119,32 @@ fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
 /// Every body as a coupled solid the solve may push.
 fn coupled_bodies<'a>(bodies: &'a mut [RigidBody], reduced: &'a mut [Articulated]) -> Vec<&'a mut dyn CoupledSolid> {
     bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).chain(reduced.iter_mut().map(|b| b as &mut dyn CoupledSolid)).collect()
+}
+
+/// Every rigid body and every sub-body of a reduced body as a body that collides.
+fn contact_bodies<'a>(bodies: &'a mut [RigidBody], reduced: &'a mut [Articulated]) -> Vec<&'a mut dyn ContactBody> {
+    bodies.iter_mut().map(|b| b as &mut dyn ContactBody).chain(reduced.iter_mut().flat_map(|a| a.bodies.iter_mut()).map(|b| b as &mut dyn ContactBody)).collect()
+}
+
+/// The collision group of each of [`contact_bodies`]: each rigid body its own, the sub-bodies
+/// of an articulation one together.
+fn contact_groups(world: &World) -> Vec<usize> {
+    let rigid = world.bodies.len();
+    (0..rigid).chain(world.reduced.iter().enumerate().flat_map(|(a, art)| std::iter::repeat_n(rigid + a, art.bodies.len()))).collect()
+}
+
+/// Contact (inelastic, with friction and shock propagation) on every pair of bodies that
+/// touches at the positions their velocities lead to over `dt`, then the joints' velocities
+/// restored. Returns whether any pair touched.
+fn contact_all(world: &mut World, groups: &[usize], dt: Real) -> bool {
+    let mut bodies = contact_bodies(&mut world.bodies, &mut world.reduced);
+    let touching = contact::touching(&bodies, groups, &world.body_statics, dt);
+    contact::contact(&mut bodies, &world.body_statics, dt, &touching);
+    drop(bodies);
+    if !touching.is_empty() {
+        world.reduced.iter_mut().for_each(Articulated::restore_joints);
+    }
+    !touching.is_empty()
 }
 
 /// Advances `world` by `dt`. On a blow-up, returns what was found (the world is then unusable).
@@ -154,11 +180,8 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     let mut coupled = coupled_bodies(&mut world.bodies, &mut world.reduced);
     let (mut valid, coupling) = world.liquid.project(&grid, &world.solids, dt, &mut coupled);
     lap(&mut timings.projection);
-    let mut touched = rigid::contact(&mut world.bodies, &world.body_statics, dt);
-    for body in world.reduced.iter_mut() {
-        touched |= body.contact(&world.body_statics, dt);
-    }
-    if touched {
+    let groups = contact_groups(world);
+    if contact_all(world, &groups, dt) {
         lap(&mut timings.bodies);
         let held = crate::world::coupled_solids(&world.bodies, &world.reduced);
         valid = world.liquid.project_held(&grid, &world.solids, dt, &held);

@@ -8,7 +8,8 @@ use crate::scene::Boundary;
 use crate::coupling::CoupledSolid;
 use crate::solids::reduced::articulated::Articulated;
 use crate::solids::reduced::body::ReducedBody;
-use crate::solids::rigid::{BodyKind, Material, RigidBody, StaticGeometry};
+use crate::solids::contact::StaticGeometry;
+use crate::solids::rigid::{BodyKind, Material, RigidBody};
 use crate::solids::StaticSolids;
 use tidepool_linalg::PcgParams;
 
@@ -211,6 +212,7 @@ fn articulated(setup: &BodySetup, reduced: &ReducedSetup) -> Articulated {
         .into_iter()
         .map(|mut b| {
             b.velocity = setup.velocity + setup.angular_velocity.cross(&(b.position - centre));
+            b.material = Material { restitution: setup.restitution, friction: setup.friction };
             b.set_angular_velocity(&setup.angular_velocity);
             b
         })

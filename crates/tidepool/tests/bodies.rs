@@ -7,22 +7,6 @@ use tidepool::grid::Location;
 use tidepool::math::{Real, Vec3};
 use tidepool::world::World;
 
-/// Height of the free surface at horizontal position (x, z): the zero of the level set in that
-/// column, linearly interpolated.
-fn surface_height(world: &World, x: Real, z: Real) -> Real {
-    let grid = &world.grid;
-    let [i, _, k] = grid.cell_of(&Vec3::new(x, 0.0, z));
-    let phi = &world.liquid.phi;
-    for j in 0..grid.dims[1] - 1 {
-        let (a, b) = (phi.get(i, j, k), phi.get(i, j + 1, k));
-        if a < 0.0 && b >= 0.0 {
-            let y = grid.position(Location::Cell, i, j, k).y;
-            return y + grid.dx * a / (a - b);
-        }
-    }
-    panic!("no surface in the column at ({x}, {z})");
-}
-
 /// A tank 1 x 0.5 x 0.6 m, 50 cells across (2 cm cells), filled to 0.3 m, with one body of
 /// density 500 kg/m^3 given by `shape`. Runs 3 s and returns the body's submerged volume
 /// fraction every frame, from the height of the water far from it and `fraction(draft)`.
@@ -39,17 +23,10 @@ density = 500.0
     common::each_frame(&loaded, 72, |world, record| {
         if record.frame > 0 {
             let bottom = world.bodies[0].position.y - bottom_offset;
-            fractions.push(fraction(surface_height(world, 0.05, 0.05) - bottom));
+            fractions.push(fraction(common::surface_height(world, 0.05, 0.05) - bottom));
         }
     });
     fractions
-}
-
-/// The mean of the last two seconds (48 frames): the body heaves about its equilibrium, the
-/// waves it makes reflecting from the tank's walls.
-fn settled(fractions: &[Real]) -> Real {
-    let tail = &fractions[fractions.len() - 48..];
-    tail.iter().sum::<Real>() / tail.len() as Real
 }
 
 /// Archimedes for a flat box (0.32 x 0.12 x 0.32 m, 6 cells tall) of half the water's density,
@@ -58,7 +35,7 @@ fn settled(fractions: &[Real]) -> Real {
 fn floating_box_displaces_its_weight_of_water() {
     let height = 0.12;
     let fractions = floating("box = { min = [0.34, 0.25, 0.14], max = [0.66, 0.37, 0.46] }", 0.5 * height, |draft| draft / height);
-    let mean = settled(&fractions);
+    let mean = common::settled(&fractions);
     assert!((mean - 0.5).abs() < 0.03 * 0.5, "submerged fraction {mean}, frames {fractions:?}");
 }
 
@@ -72,7 +49,7 @@ fn floating_ball_displaces_its_weight_of_water() {
         PI * h * h * (3.0 * r - h) / 3.0 / (4.0 / 3.0 * PI * r.powi(3))
     };
     let fractions = floating("sphere = { center = [0.5, 0.31, 0.3], radius = 0.1 }", r, cap);
-    let mean = settled(&fractions);
+    let mean = common::settled(&fractions);
     assert!((mean - 0.5).abs() < 0.03 * 0.5, "submerged fraction {mean}, frames {fractions:?}");
 }
 
@@ -237,7 +214,7 @@ density = 300.0
             return;
         }
         let pose = world.bodies[0].pose();
-        drafts.push(surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
+        drafts.push(common::surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
         let inside = pose.to_world(&hollow);
         let phi = world.grid.interpolate(&world.liquid.phi, Location::Cell, &inside);
         assert!(phi > 0.0, "water in the boat at {inside:?}");
@@ -290,7 +267,7 @@ density = 250.0
             return;
         }
         let pose = world.bodies[0].pose();
-        drafts.push(surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
+        drafts.push(common::surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
         let inside = pose.to_world(&hollow);
         let phi = world.grid.interpolate(&world.liquid.phi, Location::Cell, &inside);
         assert!(phi > 0.0, "water in the bowl at {inside:?}");
@@ -345,49 +322,4 @@ path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
         let at = world.bodies[0].position;
         assert!((at - (start + offset)).norm() < 1e-9, "t = {t}: at {at:?}, expected {:?}", start + offset);
     });
-}
-
-/// The share of a reduced body's deformed tetrahedral mesh below height `level`: each
-/// tetrahedron's volume times the share of a lattice of 286 barycentric points below it.
-fn mesh_share_below(body: &tidepool::solids::reduced::body::ReducedBody, level: Real) -> Real {
-    let x = body.positions();
-    let k = 10;
-    let lattice: Vec<[Real; 4]> = (0..=k)
-        .flat_map(|a| (0..=k - a).flat_map(move |b| (0..=k - a - b).map(move |c| [a, b, c, k - a - b - c].map(|n| n as Real / k as Real))))
-        .collect();
-    let (mut below, mut total) = (0.0, 0.0);
-    for tet in &body.model.mesh.tets {
-        let p = tet.map(|v| x[v as usize]);
-        let volume = (p[1] - p[0]).cross(&(p[2] - p[0])).dot(&(p[3] - p[0])).abs() / 6.0;
-        let share = lattice.iter().filter(|w| w.iter().zip(&p).map(|(w, p)| w * p.y).sum::<Real>() < level).count() as Real / lattice.len() as Real;
-        below += volume * share;
-        total += volume;
-    }
-    below / total
-}
-
-/// Archimedes for a reduced deformable ball (radius 0.1 m, 6 modes, soft enough to wobble,
-/// its tetrahedral mesh cut from a 2 cm lattice, one cell) of half the water's density: half of its
-/// mesh's volume is under water within 3%; and it deforms on the way.
-#[test]
-fn floating_reduced_ball_displaces_its_weight_of_water() {
-    let loaded = common::tank("frames = 72", [1.0, 0.5, 0.6], 50, 0.3, r#"
-[[body]]
-name = "soft ball"
-shape.sphere = { center = [0.5, 0.31, 0.3], radius = 0.1 }
-density = 500.0
-deformable = { young = 2e5, modes = 6, damping = 0.005, spacing = 0.02 }
-"#);
-    let mut fractions = Vec::new();
-    let mut energy: Real = 0.0;
-    common::each_frame(&loaded, 72, |world, record| {
-        if record.frame > 0 {
-            let body = &world.reduced[0].bodies[0];
-            fractions.push(mesh_share_below(body, surface_height(world, 0.05, 0.05)));
-            energy = energy.max(body.modal_energy());
-        }
-    });
-    let mean = settled(&fractions);
-    assert!((mean - 0.5).abs() < 0.03 * 0.5, "submerged fraction {mean}, frames {fractions:?}");
-    assert!(energy > 0.0, "the ball never deformed");
 }

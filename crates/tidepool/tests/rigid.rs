@@ -2,7 +2,8 @@
 
 use tidepool::geometry::Shape;
 use tidepool::math::{Real, Vec3};
-use tidepool::solids::rigid::{step, BodyKind, Material, RigidBody, StaticGeometry};
+use tidepool::solids::contact::StaticGeometry;
+use tidepool::solids::rigid::{step, BodyKind, Material, RigidBody};
 
 const G: Real = 9.81;
 

@@ -120,7 +120,7 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
                 let mesh = crate::geometry::TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing);
                 mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
                 let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density };
-                let model = ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false).map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
+                let model = ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false, crate::solids::reduced::cache::directory().as_deref()).map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
                 let model = Arc::new(model);
                 models.insert(cache_key, Arc::clone(&model));
                 model

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use tidepool::driver::{Driver, FrameRecord};
 use tidepool::scene::{self, LoadedScene};
+use tidepool::grid::Location;
+use tidepool::math::Real;
+use tidepool::math::Vec3;
 use tidepool::world::World;
 
 /// Parses scene text (mesh paths relative to the repository's `scenes/`).
@@ -58,4 +61,27 @@ pub fn temp_dir(name: &str) -> PathBuf {
 /// A flag that is never set (runs to completion).
 pub fn never() -> AtomicBool {
     AtomicBool::new(false)
+}
+
+/// Height of the free surface at horizontal position (x, z): the zero of the level set in that
+/// column, linearly interpolated.
+pub fn surface_height(world: &World, x: Real, z: Real) -> Real {
+    let grid = &world.grid;
+    let [i, _, k] = grid.cell_of(&Vec3::new(x, 0.0, z));
+    let phi = &world.liquid.phi;
+    for j in 0..grid.dims[1] - 1 {
+        let (a, b) = (phi.get(i, j, k), phi.get(i, j + 1, k));
+        if a < 0.0 && b >= 0.0 {
+            let y = grid.position(Location::Cell, i, j, k).y;
+            return y + grid.dx * a / (a - b);
+        }
+    }
+    panic!("no surface in the column at ({x}, {z})");
+}
+
+/// The mean of the last two seconds (48 frames): the body heaves about its equilibrium, the
+/// waves it makes reflecting from the tank's walls.
+pub fn settled(fractions: &[Real]) -> Real {
+    let tail = &fractions[fractions.len() - 48..];
+    tail.iter().sum::<Real>() / tail.len() as Real
 }

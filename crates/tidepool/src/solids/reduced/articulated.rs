@@ -254,20 +254,13 @@ impl Articulated {
             }
         }
         self.refresh();
-        self.hold_joints(&DVector::zeros(3 * self.joints.len()), false);
+        self.restore_joints();
     }
 
-    /// Contact of every sub-body with the static world over a step `dt`, then the joint
-    /// impulses that restore the joints' velocities. Returns whether any contact impulse acted.
-    pub fn contact(&mut self, statics: &crate::solids::rigid::StaticGeometry, dt: Real) -> bool {
-        let mut touched = false;
-        for body in &mut self.bodies {
-            touched |= body.contact(statics, dt);
-        }
-        if touched {
-            self.hold_joints(&DVector::zeros(3 * self.joints.len()), false);
-        }
-        touched
+    /// Applies the joint impulses that restore the joints' velocities after impulses from
+    /// outside the coupled solve (collisions, contact).
+    pub fn restore_joints(&mut self) {
+        self.hold_joints(&DVector::zeros(3 * self.joints.len()), false);
     }
 
     /// Moves the sub-bodies over `dt` with their velocities, pre-stabilized so that the joints
@@ -549,7 +542,7 @@ mod tests {
     fn pair(modes: usize, joints: usize) -> Articulated {
         let material = ElasticMaterial { young: 2e4, poisson: 0.3, density: 600.0 };
         let mesh = TetMesh::box_grid(&Vec3::zeros(), &Vec3::new(0.4, 0.1, 0.1), [8, 2, 2]);
-        let model = Arc::new(ReducedModel::new(&mesh, &material, modes, 0.0, false).unwrap());
+        let model = Arc::new(ReducedModel::new(&mesh, &material, modes, 0.0, false, None).unwrap());
         let first = ReducedBody::new("a", model.clone(), Vec3::new(0.2, 0.05, 0.05));
         let second = ReducedBody::new("b", model, Vec3::new(0.55, 0.05, 0.05));
         let joints: Vec<(usize, usize, Vec3)> = [Vec3::new(0.375, 0.03, 0.03), Vec3::new(0.375, 0.07, 0.03), Vec3::new(0.375, 0.05, 0.07)].iter().take(joints).map(|x| (0, 1, *x)).collect();

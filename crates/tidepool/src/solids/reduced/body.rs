@@ -12,6 +12,8 @@
 use super::fem::{consistent_mass, diagonal_mass, lumped_mass, rigid_motions, stiffness, ElasticMaterial};
 use super::modes::{lowest_modes, ModalBasis};
 use crate::coupling::CoupledSolid;
+use crate::solids::contact::ContactBody;
+use crate::solids::rigid::Material;
 use crate::geometry::{Shape, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use std::sync::Arc;
@@ -34,6 +36,8 @@ pub struct ReducedModel {
     pub damping: Real,
     /// Where the input mesh's centre of mass was (the mesh here is centred on it).
     pub centre_offset: Vec3,
+    /// The particles on the mesh's boundary (the contact samples).
+    pub surface_particles: Vec<u32>,
     /// The mesh's boundary triangles (outward), and the rest surface they make as a shape (its
     /// distance sampled on a lattice of half the tetrahedron lookup's cell).
     pub boundary: Vec<[u32; 3]>,
@@ -147,8 +151,10 @@ pub struct MaterialPoint {
 impl ReducedModel {
     /// The model of `mesh` (which is first centred on its centre of mass) made of `material`,
     /// with its `count` lowest free vibration modes (none: a rigid body). `consistent` picks the
-    /// consistent mass matrix for the modal analysis (else the lumped one).
-    pub fn new(mesh: &TetMesh, material: &ElasticMaterial, count: usize, damping: Real, consistent: bool) -> Result<ReducedModel, String> {
+    /// consistent mass matrix for the modal analysis (else the lumped one). With `cache`, the
+    /// modal basis is read from that directory when it was found before, and stored there
+    /// when it is found now (see [`super::cache`]).
+    pub fn new(mesh: &TetMesh, material: &ElasticMaterial, count: usize, damping: Real, consistent: bool, cache: Option<&std::path::Path>) -> Result<ReducedModel, String> {
         mesh.check()?;
         let masses = lumped_mass(mesh, material);
         let mass: Real = masses.iter().sum();
@@ -158,10 +164,22 @@ impl ReducedModel {
         let basis = if count == 0 {
             ModalBasis { eigenvalues: Vec::new(), modes: Vec::new(), iterations: 0 }
         } else {
-            let k = stiffness(&mesh, material);
-            let m = if consistent { consistent_mass(&mesh, material) } else { diagonal_mass(&masses) };
-            let rigid = rigid_motions(&mesh, &Vec3::zeros()).to_vec();
-            let mut basis = lowest_modes(&k, &m, &vec![false; k.n], &rigid, count, 1e-8)?;
+            let key = cache.map(|_| super::cache::key(&mesh, material, count, consistent));
+            let stored = cache.zip(key).and_then(|(dir, key)| super::cache::load(dir, key, 3 * mesh.vertices.len(), count));
+            let mut basis = match stored {
+                Some(basis) => basis,
+                None => {
+                    let k = stiffness(&mesh, material);
+                    let m = if consistent { consistent_mass(&mesh, material) } else { diagonal_mass(&masses) };
+                    let rigid = rigid_motions(&mesh, &Vec3::zeros()).to_vec();
+                    let basis = lowest_modes(&k, &m, &vec![false; k.n], &rigid, count, 1e-8)?;
+                    if let (Some(dir), Some(key)) = (cache, key) {
+                        // A cache that cannot be written only costs the next run the analysis.
+                        let _ = super::cache::store(dir, key, &basis);
+                    }
+                    basis
+                }
+            };
             // With the consistent mass the modes are orthonormal under it; the particles carry
             // lumped masses, so renormalise and remove any mass-weighted mean under those.
             for phi in basis.modes.iter_mut() {
@@ -175,10 +193,13 @@ impl ReducedModel {
             basis
         };
         let boundary = mesh.boundary_faces();
+        let mut surface_particles: Vec<u32> = boundary.iter().flatten().copied().collect();
+        surface_particles.sort_unstable();
+        surface_particles.dedup();
         let lookup = TetLookup::new(&mesh);
         let h = 0.5 * lookup.cell;
         let surface = Shape::sampled_mesh(TriMesh { vertices: mesh.vertices.clone(), triangles: boundary.clone() }, h, 6.0 * h)?;
-        Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, centre_offset: centre, boundary, surface, lookup })
+        Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, centre_offset: centre, surface_particles, boundary, surface, lookup })
     }
 
     /// Particles.
@@ -222,6 +243,8 @@ pub struct ReducedBody {
     /// Reduced coordinates `q` and their rates.
     pub q: Vec<Real>,
     pub qdot: Vec<Real>,
+    /// Restitution and friction in collisions and contact.
+    pub material: Material,
     /// The step of the coupled solve the body is in: its modes respond to impulses through
     /// `(M_r + dt C_r + dt^2 K_r)^-1` (eq. 39, 43).
     pub solve_dt: Real,
@@ -283,10 +306,11 @@ impl std::fmt::Debug for PointCache {
 }
 
 impl ReducedBody {
-    /// A copy named `name` at rest with its centre of mass at `position`, undeformed.
+    /// A copy named `name` at rest with its centre of mass at `position`, undeformed, with the
+    /// static world's restitution and friction.
     pub fn new(name: &str, model: Arc<ReducedModel>, position: Vec3) -> Self {
         let r = model.modes.len();
-        ReducedBody { name: name.to_string(), model, position, velocity: Vec3::zeros(), orientation: Quat::identity(), angular_momentum: Vec3::zeros(), q: vec![0.0; r], qdot: vec![0.0; r], solve_dt: 0.0, cache: PointCache::default(), frame: FrameCache::default() }
+        ReducedBody { name: name.to_string(), model, position, velocity: Vec3::zeros(), orientation: Quat::identity(), angular_momentum: Vec3::zeros(), q: vec![0.0; r], qdot: vec![0.0; r], material: crate::world::STATIC_MATERIAL, solve_dt: 0.0, cache: PointCache::default(), frame: FrameCache::default() }
     }
 
     /// Sets the frame's angular velocity (with the modes at rest relative to it).
@@ -455,56 +479,6 @@ impl ReducedBody {
         self.position += dt * self.velocity;
         self.q.iter_mut().zip(&self.qdot).for_each(|(q, v)| *q += dt * v);
         self.orientation = Quat::from_scaled_axis(rotation) * self.orientation;
-    }
-
-    /// Contact with the static world (closed walls, obstacles) over a step `dt`, inelastic:
-    /// the particles that would end the step inside it are contacts; projected Gauss–Seidel
-    /// over them accumulates a non-negative normal impulse on each, through the body's own
-    /// response (its `K_lambda`), until none moves into the surface faster than it may (zero,
-    /// or a fifth of its depth per step to push out of a penetration). Returns whether any
-    /// impulse acted.
-    pub fn contact(&mut self, statics: &crate::solids::rigid::StaticGeometry, dt: Real) -> bool {
-        let (positions, velocities) = (self.positions(), self.velocities());
-        let e = 1e-6 + 1e-3 * dt;
-        let mut contacts: Vec<(usize, Vec3, Real, Real)> = Vec::new();
-        for (i, (x, v)) in positions.iter().zip(&velocities).enumerate() {
-            let d = statics.signed_distance(x);
-            let normal = Vec3::from_fn(|a, _| {
-                let mut s = Vec3::zeros();
-                s[a] = e;
-                statics.signed_distance(&(x + s)) - statics.signed_distance(&(x - s))
-            });
-            let Some(normal) = normal.try_normalize(1e-12) else { continue };
-            if d + dt * v.dot(&normal).min(0.0) >= 0.0 {
-                continue;
-            }
-            // The normal velocity allowed: reach the surface, or leave a penetration slowly.
-            let target = if d > 0.0 { -d / dt } else { -0.2 * d / dt };
-            let mut unit = vec![Vec3::zeros(); positions.len()];
-            unit[i] = normal;
-            let k = self.particle_response(&unit)[i].dot(&normal);
-            if k > 0.0 {
-                contacts.push((i, normal, target, k));
-            }
-        }
-        if contacts.is_empty() {
-            return false;
-        }
-        let mut accumulated = vec![0.0; contacts.len()];
-        for _ in 0..8 {
-            for (c, &(i, normal, target, k)) in contacts.iter().enumerate() {
-                let vn = self.particle_velocity(i).dot(&normal);
-                let next = (accumulated[c] + (target - vn) / k).max(0.0);
-                let change = next - accumulated[c];
-                if change != 0.0 {
-                    let mut impulse = vec![Vec3::zeros(); positions.len()];
-                    impulse[i] = change * normal;
-                    self.apply_particle_impulses(&impulse);
-                    accumulated[c] = next;
-                }
-            }
-        }
-        accumulated.iter().any(|a| *a > 0.0)
     }
 
     /// `1 / (1 + dt beta lambda_k + dt^2 lambda_k)`: the diagonal of `M_r hat^-1` for
@@ -686,6 +660,65 @@ impl CoupledSolid for ReducedBody {
     }
 }
 
+impl ContactBody for ReducedBody {
+    fn is_dynamic(&self) -> bool {
+        true
+    }
+
+    fn material(&self) -> Material {
+        self.material
+    }
+
+    fn bounding_sphere(&self) -> (Vec3, Real) {
+        CoupledSolid::bounding_sphere(self)
+    }
+
+    fn speed_bound(&self) -> Real {
+        self.max_speed()
+    }
+
+    /// The particles on the mesh's boundary, moved straight on with their velocities.
+    fn samples(&self, dt: Real, kick: &Vec3) -> Vec<(Vec3, Vec3)> {
+        let (arms, w, modal) = (&self.frame().arms, self.angular_velocity(), self.modal_velocities());
+        self.model
+            .surface_particles
+            .iter()
+            .map(|&i| {
+                let (r, u) = (arms[i as usize], modal[i as usize]);
+                let x = self.position + r;
+                (x, x + dt * (self.velocity + kick + w.cross(&r) + u))
+            })
+            .collect()
+    }
+
+    fn distance_after(&self, dt: Real, kick: &Vec3) -> Box<dyn Fn(&Vec3) -> Real + '_> {
+        let mut moved = self.clone();
+        moved.velocity += kick;
+        moved.advance_positions(dt);
+        Box::new(move |x| moved.signed_distance(x))
+    }
+
+    fn point_velocity(&self, x: &Vec3) -> Vec3 {
+        self.velocity_at(x)
+    }
+
+    /// `K_lambda` (eq. 43) seen at the material point at `x`.
+    fn impulse_factor(&self, x: &Vec3) -> Mat3 {
+        let p = self.material_point(x);
+        Mat3::from_columns(&[0, 1, 2].map(|a| {
+            let mut lambda = vec![Vec3::zeros(); self.model.particles()];
+            Self::spread_at(&p, &Vec3::ith(a, 1.0), &mut lambda);
+            Self::interpolate(&p, &self.particle_response(&lambda))
+        }))
+    }
+
+    fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
+        let mut lambda = vec![Vec3::zeros(); self.model.particles()];
+        Self::spread_at(&self.material_point(x), j, &mut lambda);
+        self.apply_particle_impulses(&lambda);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -698,7 +731,7 @@ mod tests {
     fn damped_model(modes: usize, damping: Real) -> Arc<ReducedModel> {
         let mesh = TetMesh::box_grid(&Vec3::zeros(), &Vec3::new(0.4, 0.2, 0.1), [4, 2, 2]);
         let material = ElasticMaterial { young: 2e4, poisson: 0.3, density: 600.0 };
-        Arc::new(ReducedModel::new(&mesh, &material, modes, damping, false).unwrap())
+        Arc::new(ReducedModel::new(&mesh, &material, modes, damping, false, None).unwrap())
     }
 
     fn random_impulses(n: usize, seed: u64) -> Vec<Vec3> {
@@ -820,18 +853,21 @@ mod tests {
         }
     }
 
-    /// A soft, damped block dropped on the floor stops on it: after a second of falling and
-    /// bouncing no particle is more than a millimetre below the floor and the block is nearly at
-    /// rest.
+    /// A soft, damped block dropped on the floor stops on it (the contact of
+    /// [`crate::solids::contact`] through the block's `K_lambda`): after a second of falling
+    /// and bouncing no particle is more than a millimetre below the floor and the block is
+    /// nearly at rest.
     #[test]
     fn contact_stops_a_block_on_the_floor() {
-        use crate::solids::rigid::{Material, StaticGeometry};
+        use crate::solids::contact::{self, StaticGeometry};
         let statics = StaticGeometry { min: Vec3::repeat(-5.0), max: Vec3::repeat(5.0), walls: [[false; 2], [true, false], [false; 2]], obstacles: Vec::new(), material: Material { restitution: 0.0, friction: 0.5 } };
         let mut body = ReducedBody::new("block", damped_model(6, 0.02), Vec3::new(0.0, -4.7, 0.0));
         let (dt, gravity) = (1e-3, Vec3::new(0.0, -9.81, 0.0));
         for _ in 0..1000 {
             body.predict_velocities(dt, &gravity);
-            body.contact(&statics, dt);
+            let mut bodies: [&mut dyn ContactBody; 1] = [&mut body];
+            let touching = contact::touching(&bodies, &[0], &statics, dt);
+            contact::contact(&mut bodies, &statics, dt, &touching);
             body.advance_positions(dt);
         }
         let lowest = body.positions().iter().map(|x| x.y).fold(Real::INFINITY, Real::min);

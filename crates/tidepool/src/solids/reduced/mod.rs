@@ -4,5 +4,6 @@
 
 pub mod articulated;
 pub mod body;
+pub mod cache;
 pub mod fem;
 pub mod modes;

@@ -2,12 +2,11 @@
 //! shock propagation (Shinar thesis ch. 3, after Guendelman, Bridson and Fedkiw 2003).
 
 mod body;
-mod contact;
 
 pub use body::{BodyKind, Material, RigidBody};
-pub use contact::StaticGeometry;
 
 use crate::math::{Real, Vec3};
+use crate::solids::contact::{self, ContactBody, StaticGeometry};
 
 /// Advances `bodies` over `dt` under `gravity`, colliding with each other and with `statics`:
 ///
@@ -20,32 +19,20 @@ use crate::math::{Real, Vec3};
 /// 5. the velocities advance the second half step, and contact is applied to them again.
 pub fn step(bodies: &mut [RigidBody], statics: &StaticGeometry, gravity: &Vec3, dt: Real) {
     let half_kick = 0.5 * dt * gravity;
-    let touching = contact::collide(bodies, statics, dt, &half_kick);
+    let groups: Vec<usize> = (0..bodies.len()).collect();
+    let touching = contact::collide(&mut contact_bodies(bodies), &groups, statics, dt, &half_kick);
     kick(bodies, &half_kick);
-    contact::contact(bodies, statics, dt, &touching);
+    contact::contact(&mut contact_bodies(bodies), statics, dt, &touching);
     for body in bodies.iter_mut() {
         body.advance_pose(dt);
     }
     kick(bodies, &half_kick);
-    contact::contact(bodies, statics, dt, &touching);
+    contact::contact(&mut contact_bodies(bodies), statics, dt, &touching);
 }
 
-/// Collisions with restitution for bodies coupled to a liquid, on their time-n velocities
-/// before the step's forces (so that a body resting on the floor does not bounce off what
-/// gravity adds each step): detected at the positions the velocities plus `kick` (the step's
-/// gravity) would reach.
-pub fn collide(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real, kick: &Vec3) {
-    contact::collide(bodies, statics, dt, kick);
-}
-
-/// Contact (inelastic, with friction and shock propagation) for bodies whose velocities
-/// already hold the step's forces (gravity and the liquid's impulses from the coupled solve),
-/// on the pairs that touch at the positions those velocities lead to. Returns whether any
-/// pair touches.
-pub fn contact(bodies: &mut [RigidBody], statics: &StaticGeometry, dt: Real) -> bool {
-    let touching = contact::touching(bodies, statics, dt);
-    contact::contact(bodies, statics, dt, &touching);
-    !touching.is_empty()
+/// The bodies as contact bodies.
+fn contact_bodies(bodies: &mut [RigidBody]) -> Vec<&mut dyn ContactBody> {
+    bodies.iter_mut().map(|b| b as &mut dyn ContactBody).collect()
 }
 
 /// Moves the bodies' positions and orientations over `dt` with their velocities.

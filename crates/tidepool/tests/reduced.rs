@@ -1,0 +1,89 @@
+//! Reduced deformable bodies in water: Archimedes, the rigid limit, articulation.
+
+mod common;
+
+use nalgebra::Matrix3;
+use tidepool::math::Real;
+use tidepool::world::World;
+
+/// The share of a reduced body's deformed tetrahedral mesh below height `level`: each
+/// tetrahedron's volume times the share of a lattice of 286 barycentric points below it.
+fn mesh_share_below(body: &tidepool::solids::reduced::body::ReducedBody, level: Real) -> Real {
+    let x = body.positions();
+    let k = 10;
+    let lattice: Vec<[Real; 4]> = (0..=k)
+        .flat_map(|a| (0..=k - a).flat_map(move |b| (0..=k - a - b).map(move |c| [a, b, c, k - a - b - c].map(|n| n as Real / k as Real))))
+        .collect();
+    let (mut below, mut total) = (0.0, 0.0);
+    for tet in &body.model.mesh.tets {
+        let p = tet.map(|v| x[v as usize]);
+        let volume = (p[1] - p[0]).cross(&(p[2] - p[0])).dot(&(p[3] - p[0])).abs() / 6.0;
+        let share = lattice.iter().filter(|w| w.iter().zip(&p).map(|(w, p)| w * p.y).sum::<Real>() < level).count() as Real / lattice.len() as Real;
+        below += volume * share;
+        total += volume;
+    }
+    below / total
+}
+
+/// Archimedes for a reduced deformable ball (radius 0.1 m, 6 modes, soft enough to wobble,
+/// its tetrahedral mesh cut from a 2 cm lattice, one cell) of half the water's density: half of its
+/// mesh's volume is under water within 3%; and it deforms on the way.
+#[test]
+fn floating_reduced_ball_displaces_its_weight_of_water() {
+    let loaded = common::tank("frames = 72", [1.0, 0.5, 0.6], 50, 0.3, r#"
+[[body]]
+name = "soft ball"
+shape.sphere = { center = [0.5, 0.31, 0.3], radius = 0.1 }
+density = 500.0
+deformable = { young = 2e5, modes = 6, damping = 0.005, spacing = 0.02 }
+"#);
+    let mut fractions = Vec::new();
+    let mut energy: Real = 0.0;
+    common::each_frame(&loaded, 72, |world, record| {
+        if record.frame > 0 {
+            let body = &world.reduced[0].bodies[0];
+            fractions.push(mesh_share_below(body, common::surface_height(world, 0.05, 0.05)));
+            energy = energy.max(body.modal_energy());
+        }
+    });
+    let mean = common::settled(&fractions);
+    assert!((mean - 0.5).abs() < 0.03 * 0.5, "submerged fraction {mean}, frames {fractions:?}");
+    assert!(energy > 0.0, "the ball never deformed");
+}
+
+/// With no modes a reduced body is a rigid body (Lu, Jin, Fedkiw sec. 5.3: with `S = 0`, eq. 45
+/// is the rigid-body system): a ball made as a reduced body with zero modes and a rigid body
+/// with the same surface (the tetrahedral mesh's boundary, its distance sampled alike), mass
+/// and inertia (the lumped particles') are released in the same tank and stepped with the same
+/// substeps; their positions, velocities and orientations agree to round-off throughout.
+#[test]
+fn reduced_body_without_modes_moves_as_the_rigid_body() {
+    use tidepool::solids::rigid::{BodyKind, Material, RigidBody};
+    let loaded = common::tank("frames = 12", [0.6, 0.5, 0.6], 24, 0.3, r#"
+[[body]]
+name = "ball"
+shape.sphere = { center = [0.31, 0.33, 0.29], radius = 0.08 }
+density = 600.0
+deformable = { young = 1e5, modes = 0, spacing = 0.025 }
+"#);
+    let mut reduced = World::build(&loaded);
+    let mut rigid = World::build(&loaded);
+    let body = rigid.reduced.remove(0).bodies.remove(0);
+    let model = &body.model;
+    let mut twin = RigidBody::new("ball", BodyKind::Dynamic, &model.surface.translated(&body.position), 600.0, Material { restitution: 0.0, friction: 0.5 }, 0.0125);
+    twin.shape = model.surface.clone();
+    twin.position = body.position;
+    twin.mass = model.mass;
+    twin.volume = model.mesh.volume();
+    twin.inertia = model.mesh.vertices.iter().zip(&model.masses).map(|(r, m)| *m * (r.norm_squared() * Matrix3::identity() - r * r.transpose())).sum();
+    rigid.bodies.push(twin);
+    let dt = 1.0 / 120.0;
+    for step in 0..36 {
+        tidepool::pipeline::step(&mut reduced, dt).unwrap();
+        tidepool::pipeline::step(&mut rigid, dt).unwrap();
+        let (a, b) = (&reduced.reduced[0].bodies[0], &rigid.bodies[0]);
+        let apart = [(a.position - b.position).norm(), (a.velocity - b.velocity).norm(), (a.angular_velocity() - b.angular_velocity()).norm() * 0.08, a.orientation.angle_to(&b.orientation) * 0.08];
+        assert!(apart.iter().all(|d| *d < 1e-9), "step {step}: apart by {apart:?}");
+    }
+    assert!(reduced.reduced[0].bodies[0].velocity.norm() > 0.01, "the ball never moved");
+}
