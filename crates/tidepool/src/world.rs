@@ -55,6 +55,7 @@ pub fn liquid_sources(loaded: &LoadedScene) -> Vec<LiquidSource> {
 pub fn rigid_body(b: &crate::scene::BodySetup, grid: &Grid) -> RigidBody {
     let material = Material { restitution: b.restitution, friction: b.friction };
     let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, b.density, material, 0.5 * grid.dx);
+    body.orientation = b.orientation;
     match body.kind {
         BodyKind::Dynamic => {
             body.velocity = b.velocity;
@@ -202,22 +203,27 @@ impl World {
     }
 }
 
-/// A reduced deformable body as its scene sets it up, moving with the body's initial velocity
-/// and spin (about the whole body's centre of mass).
+/// A reduced deformable body as its scene sets it up: turned by its initial orientation about
+/// its centre of mass, moving with its initial velocity and spin (about that centre).
 fn articulated(setup: &BodySetup, reduced: &ReducedSetup) -> Articulated {
-    let bodies: Vec<ReducedBody> = reduced.parts.iter().map(|(name, model, position)| ReducedBody::new(name, model.clone(), *position)).collect();
-    let mass: Real = bodies.iter().map(|b| b.model.mass).sum();
-    let centre = bodies.iter().map(|b| b.model.mass * b.position).sum::<Vec3>() / mass;
-    let bodies = bodies
-        .into_iter()
-        .map(|mut b| {
+    let mass: Real = reduced.parts.iter().map(|(_, model, _)| model.mass).sum();
+    let centre = reduced.parts.iter().map(|(_, model, x)| model.mass * x).sum::<Vec3>() / mass;
+    let turn = |x: &Vec3| centre + setup.orientation * (x - centre);
+    let bodies = reduced
+        .parts
+        .iter()
+        .map(|(name, model, position)| {
+            let mut b = ReducedBody::new(name, model.clone(), turn(position));
+            b.orientation = setup.orientation;
             b.velocity = setup.velocity + setup.angular_velocity.cross(&(b.position - centre));
             b.material = Material { restitution: setup.restitution, friction: setup.friction };
             b.set_angular_velocity(&setup.angular_velocity);
             b
         })
         .collect();
-    Articulated::new(&setup.name, bodies, &reduced.joints, &reduced.actuators, reduced.profile, reduced.skin).expect("joints are checked when the scene is read")
+    let joints: Vec<(usize, usize, Vec3)> = reduced.joints.iter().map(|&(p, c, x)| (p, c, turn(&x))).collect();
+    let actuators: Vec<(usize, Vec3, Vec3)> = reduced.actuators.iter().map(|&(b, x, f)| (b, turn(&x), setup.orientation * f)).collect();
+    Articulated::new(&setup.name, bodies, &joints, &actuators, reduced.profile, reduced.skin).expect("joints are checked when the scene is read")
 }
 
 /// Rigid and reduced bodies together as coupled solids.

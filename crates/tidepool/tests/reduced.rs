@@ -87,3 +87,46 @@ deformable = { young = 1e5, modes = 0, spacing = 0.025 }
     }
     assert!(reduced.reduced[0].bodies[0].velocity.norm() > 0.01, "the ball never moved");
 }
+
+/// Copies of one shape placed and turned differently (`rotate`) share one model, so one modal
+/// analysis and one mesh in memory: of two soft tori, the second turned 90 degrees about x,
+/// both hold the same model, and the second's particles are the first's turned about its
+/// centre of mass; two starfish (triangle meshes built where they are placed) share theirs.
+#[test]
+fn turned_copies_share_one_model() {
+    let loaded = common::tank("frames = 1", [1.0, 0.5, 0.6], 25, 0.2, r#"
+[[body]]
+name = "flat"
+shape.torus = { center = [0.3, 0.3, 0.3], axis = [0.0, 1.0, 0.0], major = 0.1, minor = 0.04 }
+density = 600.0
+deformable = { young = 1e5, modes = 4, spacing = 0.03 }
+
+[[body]]
+name = "upright"
+shape.torus = { center = [0.7, 0.3, 0.3], axis = [0.0, 1.0, 0.0], major = 0.1, minor = 0.04 }
+rotate = [90.0, 0.0, 0.0]
+density = 600.0
+deformable = { young = 1e5, modes = 4, spacing = 0.03 }
+
+[[body]]
+name = "star one"
+shape.starfish = { center = [0.25, 0.1, 0.3], radius = 0.1, thickness = 0.04 }
+density = 1200.0
+deformable = { young = 1e5, modes = 4, spacing = 0.02 }
+
+[[body]]
+name = "star two"
+shape.starfish = { center = [0.71, 0.13, 0.33], radius = 0.1, thickness = 0.04 }
+density = 1200.0
+deformable = { young = 1e5, modes = 4, spacing = 0.02 }
+"#);
+    let world = World::build(&loaded);
+    let (flat, upright) = (&world.reduced[0].bodies[0], &world.reduced[1].bodies[0]);
+    assert!(std::sync::Arc::ptr_eq(&flat.model, &upright.model), "the tori hold different models");
+    assert!(std::sync::Arc::ptr_eq(&world.reduced[2].bodies[0].model, &world.reduced[3].bodies[0].model), "the starfish hold different models");
+    let turn = nalgebra::Rotation3::from_axis_angle(&nalgebra::Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
+    for (a, b) in flat.positions().iter().zip(upright.positions()) {
+        let expected = upright.position + turn * (a - flat.position);
+        assert!((b - expected).norm() < 1e-12, "particle at {b:?}, expected {expected:?}");
+    }
+}

@@ -329,6 +329,11 @@ pub struct Body {
     pub density: Option<f64>,
     /// Mass (kg); give this or `density` for a dynamic body.
     pub mass: Option<f64>,
+    /// Initial orientation: the shape turned about its centre of mass by these angles
+    /// (degrees about x, then y, then z). Copies of one shape turned differently share one
+    /// deformable model.
+    #[serde(default)]
+    pub rotate: [f64; 3],
     /// Initial velocity of the centre of mass (m/s).
     #[serde(default)]
     pub velocity: [f64; 3],
@@ -502,6 +507,28 @@ pub enum ShapeSpec {
 
 fn one() -> f64 {
     1.0
+}
+
+impl ShapeSpec {
+    /// The point that places the shape (a centre, a first corner or end, a mesh's
+    /// translation), and the same shape placed with that point at the origin: copies of one
+    /// shape at different places have equal specs there (and share a deformable model).
+    pub fn split_placement(&self) -> ([f64; 3], ShapeSpec) {
+        let zero = [0.0; 3];
+        let less = |a: [f64; 3], b: [f64; 3]| [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+        match self.clone() {
+            ShapeSpec::Box { min, max } => (min, ShapeSpec::Box { min: zero, max: less(max, min) }),
+            ShapeSpec::Sphere { center, radius } => (center, ShapeSpec::Sphere { center: zero, radius }),
+            ShapeSpec::Cylinder { from, to, radius } => (from, ShapeSpec::Cylinder { from: zero, to: less(to, from), radius }),
+            ShapeSpec::Capsule { from, to, radius } => (from, ShapeSpec::Capsule { from: zero, to: less(to, from), radius }),
+            ShapeSpec::Torus { center, axis, major, minor } => (center, ShapeSpec::Torus { center: zero, axis, major, minor }),
+            ShapeSpec::Starfish { center, radius, thickness } => (center, ShapeSpec::Starfish { center: zero, radius, thickness }),
+            ShapeSpec::Jellyfish { center, radius } => (center, ShapeSpec::Jellyfish { center: zero, radius }),
+            ShapeSpec::OpenBox { min, max, wall } => (min, ShapeSpec::OpenBox { min: zero, max: less(max, min), wall }),
+            ShapeSpec::Mesh { path, scale, rotate, translate } => (translate, ShapeSpec::Mesh { path, scale, rotate, translate: zero }),
+            ShapeSpec::Shell { path, thickness, scale, rotate, translate } => (translate, ShapeSpec::Shell { path, thickness, scale, rotate, translate: zero }),
+        }
+    }
 }
 
 fn y_axis() -> [f64; 3] {

@@ -10,7 +10,7 @@ use crate::solids::reduced::articulated::Profile;
 use crate::solids::reduced::body::ReducedModel;
 use std::sync::Arc;
 use crate::grid::Grid;
-use crate::math::{vec3, Real, Vec3};
+use crate::math::{vec3, Quat, Real, Vec3};
 use nalgebra::Rotation3;
 use std::path::Path;
 
@@ -58,8 +58,10 @@ pub struct BodySetup {
     pub name: String,
     /// Dynamic or static.
     pub kind: BodyKind,
-    /// The shape where the body starts.
+    /// The shape before it is turned (see `orientation`).
     pub shape: Shape,
+    /// The initial orientation: the shape turned about its centre of mass.
+    pub orientation: Quat,
     /// Density (kg/m^3), from `density` or `mass / volume`.
     pub density: Real,
     /// Initial velocity (m/s).
@@ -107,8 +109,12 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
         cx.positive(s, &format!("{key}.spacing"), "lattice spacing in m")?;
     }
     let name = body.name.clone().unwrap_or_default();
+    // The parts' models are built from the shape placed at the origin, so that copies of one
+    // shape placed anywhere have identical meshes and share one model.
+    let (anchor, at_origin) = body.shape.split_placement();
+    let canonical = resolve_creature(&at_origin, &format!("{body_key}.shape"), cx)?;
     let mut parts = Vec::new();
-    for (part, shape) in &creature.parts {
+    for ((part, _), (_, shape)) in creature.parts.iter().zip(&canonical.parts) {
         let centroid = shape.mass_properties().centroid;
         let local = shape.translated(&-centroid);
         let (lo, hi) = local.bounds();
@@ -126,7 +132,7 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
                 model
             }
         };
-        let position = centroid + model.centre_offset;
+        let position = vec3(anchor) + centroid + model.centre_offset;
         let part_name = if creature.parts.len() == 1 { name.clone() } else { format!("{name}.{part}") };
         parts.push((part_name, model, position));
     }
@@ -322,6 +328,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
              or simulate the liquid with method = \"level-set\""
                 .into()
         })?;
+        cx.finite3(&body.rotate, &format!("{key}.rotate"))?;
         cx.finite3(&body.velocity, &format!("{key}.velocity"))?;
         cx.finite3(&body.angular_velocity, &format!("{key}.angular_velocity"))?;
         cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || {
@@ -348,6 +355,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             name: body.name.clone().unwrap_or_else(|| format!("body_{n}")),
             kind: body.kind,
             shape,
+            orientation: Quat::from_rotation_matrix(&rotation(&body.rotate)),
             density,
             velocity: vec3(body.velocity),
             angular_velocity: vec3(body.angular_velocity),
@@ -498,11 +506,13 @@ fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid
     let tolerance = 0.5 * grid.dx;
     let (lo, hi) = (grid.origin, grid.origin + Vec3::from_fn(|a, _| grid.dims[a] as Real * grid.dx));
     let walls = domain.boundary.sides();
+    // Bodies are turned about their shapes' centroids.
+    let centres: Vec<Vec3> = bodies.iter().map(|b| b.shape.mass_properties().centroid).collect();
     for (n, body) in bodies.iter().enumerate() {
         let key = format!("body[{n}].shape");
-        let samples = body.shape.surface_samples(grid.dx);
-        for other in bodies.iter().enumerate().filter(|(m, _)| *m != n).map(|(_, b)| b) {
-            if samples.iter().any(|x| other.shape.signed_distance(x) < -tolerance) {
+        let samples: Vec<Vec3> = body.shape.surface_samples(grid.dx).iter().map(|x| centres[n] + body.orientation * (x - centres[n])).collect();
+        for (m, other) in bodies.iter().enumerate().filter(|(m, _)| *m != n) {
+            if samples.iter().any(|x| other.shape.signed_distance(&(centres[m] + other.orientation.inverse() * (x - centres[m]))) < -tolerance) {
                 return Err(cx.error(&key, format!("body `{}` starts overlapping body `{}`; move them apart", body.name, other.name)));
             }
         }
@@ -576,13 +586,16 @@ impl Placement<'_> {
 
 /// Scales, rotates (degrees about x, then y, then z) and translates a mesh.
 fn place(mesh: &mut TriMesh, scale: f64, rotate: &[f64; 3], translate: &[f64; 3]) {
-    let r = rotate.map(f64::to_radians);
-    let rotation = Rotation3::from_axis_angle(&Vec3::z_axis(), r[2])
-        * Rotation3::from_axis_angle(&Vec3::y_axis(), r[1])
-        * Rotation3::from_axis_angle(&Vec3::x_axis(), r[0]);
+    let rotation = rotation(rotate);
     for v in &mut mesh.vertices {
         *v = rotation * (*v * scale) + vec3(*translate);
     }
+}
+
+/// The rotation by `degrees` about x, then y, then z.
+fn rotation(degrees: &[f64; 3]) -> Rotation3<Real> {
+    let r = degrees.map(f64::to_radians);
+    Rotation3::from_axis_angle(&Vec3::z_axis(), r[2]) * Rotation3::from_axis_angle(&Vec3::y_axis(), r[1]) * Rotation3::from_axis_angle(&Vec3::x_axis(), r[0])
 }
 
 /// Total physical memory, from `/proc/meminfo` (None where unavailable).

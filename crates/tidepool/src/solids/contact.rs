@@ -14,6 +14,9 @@ use crate::math::{Mat3, Real, Vec3};
 use crate::solids::rigid::Material;
 use std::collections::HashMap;
 
+/// A signed distance (negative inside).
+pub type Distance<'a> = Box<dyn Fn(&Vec3) -> Real + 'a>;
+
 /// What collisions and contact need from a body.
 pub trait ContactBody {
     /// Whether impulses move the body (static and kinematic bodies push as with infinite mass).
@@ -29,7 +32,7 @@ pub trait ContactBody {
     fn samples(&self, dt: Real, kick: &Vec3) -> Vec<(Vec3, Vec3)>;
     /// The body's signed distance (negative inside) where it will be after `dt` with its
     /// velocities plus `kick`.
-    fn distance_after(&self, dt: Real, kick: &Vec3) -> Box<dyn Fn(&Vec3) -> Real + '_>;
+    fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_>;
     /// Velocity of the body's material at world point `x`.
     fn point_velocity(&self, x: &Vec3) -> Vec3;
     /// Impulse response at `x`: the velocity change there per unit impulse applied there
@@ -122,7 +125,7 @@ fn find_contacts(bodies: &[&mut dyn ContactBody], statics: &StaticGeometry, pair
     let mut found = Vec::new();
     let mut test = |owner: usize, other: Partner| {
         let body = &bodies[owner];
-        let (distance, reach): (Box<dyn Fn(&Vec3) -> Real + '_>, Option<(Vec3, Real)>) = match other {
+        let (distance, reach): (Distance<'_>, Option<(Vec3, Real)>) = match other {
             Partner::Static => (Box::new(|y: &Vec3| statics.signed_distance(y)), None),
             Partner::Body(b) => {
                 let (centre, radius) = bodies[b].bounding_sphere();

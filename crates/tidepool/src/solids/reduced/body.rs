@@ -12,7 +12,7 @@
 use super::fem::{consistent_mass, diagonal_mass, lumped_mass, rigid_motions, stiffness, ElasticMaterial};
 use super::modes::{lowest_modes, ModalBasis};
 use crate::coupling::CoupledSolid;
-use crate::solids::contact::ContactBody;
+use crate::solids::contact::{ContactBody, Distance};
 use crate::solids::rigid::Material;
 use crate::geometry::{Shape, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
@@ -691,7 +691,7 @@ impl ContactBody for ReducedBody {
             .collect()
     }
 
-    fn distance_after(&self, dt: Real, kick: &Vec3) -> Box<dyn Fn(&Vec3) -> Real + '_> {
+    fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
         let mut moved = self.clone();
         moved.velocity += kick;
         moved.advance_positions(dt);

@@ -1,7 +1,7 @@
 //! One rigid body: its shape and mass in its own frame, its pose and momenta in the world.
 
 use crate::geometry::{Shape, TriMesh};
-use crate::solids::contact::ContactBody;
+use crate::solids::contact::{ContactBody, Distance};
 use crate::math::{Mat3, Quat, Real, Vec3};
 
 /// How a body moves.
@@ -245,6 +245,46 @@ impl RigidBody {
     }
 }
 
+impl ContactBody for RigidBody {
+    fn is_dynamic(&self) -> bool {
+        RigidBody::is_dynamic(self)
+    }
+
+    fn material(&self) -> Material {
+        self.material
+    }
+
+    fn bounding_sphere(&self) -> (Vec3, Real) {
+        (self.position, self.bounding_radius)
+    }
+
+    fn speed_bound(&self) -> Real {
+        self.velocity.norm() + self.angular_velocity().norm() * self.bounding_radius
+    }
+
+    fn samples(&self, dt: Real, kick: &Vec3) -> Vec<(Vec3, Vec3)> {
+        let (now, at) = (self.pose(), self.pose_after(dt, kick));
+        self.samples.iter().map(|s| (now.to_world(s), at.to_world(s))).collect()
+    }
+
+    fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
+        let pose = self.pose_after(dt, kick);
+        Box::new(move |x| self.signed_distance_at(&pose, x))
+    }
+
+    fn point_velocity(&self, x: &Vec3) -> Vec3 {
+        RigidBody::point_velocity(self, x)
+    }
+
+    fn impulse_factor(&self, x: &Vec3) -> Mat3 {
+        RigidBody::impulse_factor(self, x)
+    }
+
+    fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
+        RigidBody::apply_impulse(self, j, x)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,45 +329,5 @@ mod tests {
         assert!(coarse < 1e-2, "energy error {coarse}");
         let order = (coarse / fine).log2();
         assert!(order > 1.7, "energy error {coarse} then {fine}: order {order}");
-    }
-}
-
-impl ContactBody for RigidBody {
-    fn is_dynamic(&self) -> bool {
-        RigidBody::is_dynamic(self)
-    }
-
-    fn material(&self) -> Material {
-        self.material
-    }
-
-    fn bounding_sphere(&self) -> (Vec3, Real) {
-        (self.position, self.bounding_radius)
-    }
-
-    fn speed_bound(&self) -> Real {
-        self.velocity.norm() + self.angular_velocity().norm() * self.bounding_radius
-    }
-
-    fn samples(&self, dt: Real, kick: &Vec3) -> Vec<(Vec3, Vec3)> {
-        let (now, at) = (self.pose(), self.pose_after(dt, kick));
-        self.samples.iter().map(|s| (now.to_world(s), at.to_world(s))).collect()
-    }
-
-    fn distance_after(&self, dt: Real, kick: &Vec3) -> Box<dyn Fn(&Vec3) -> Real + '_> {
-        let pose = self.pose_after(dt, kick);
-        Box::new(move |x| self.signed_distance_at(&pose, x))
-    }
-
-    fn point_velocity(&self, x: &Vec3) -> Vec3 {
-        RigidBody::point_velocity(self, x)
-    }
-
-    fn impulse_factor(&self, x: &Vec3) -> Mat3 {
-        RigidBody::impulse_factor(self, x)
-    }
-
-    fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
-        RigidBody::apply_impulse(self, j, x)
     }
 }
