@@ -5,13 +5,15 @@
 //! - [`Stencil7`]: a symmetric seven-point matrix on a 3D index box (the shape of every
 //!   MAC-grid pressure system), applied matrix-free from its stored coefficients, with the
 //!   [`Mic0`] modified incomplete Cholesky preconditioner.
-//! - [`CsrMatrix`]: sparse symmetric matrices from triplets, with the [`Jacobi`] preconditioner.
+//! - [`CsrMatrix`]: sparse symmetric matrices from triplets, with the [`Jacobi`] preconditioner,
+//!   and their sparse Cholesky factorization ([`SparseCholesky`], by `faer`).
 //! - [`mprgp`]: bound-constrained convex quadratic programs (linear complementarity problems)
 //!   by MPRGP, preconditioned on the free set ([`FreeSetMic0`]), and the power iteration that
 //!   estimates the matrix norm it needs.
 //! - [`reduce`]: reductions (dot products, norms) whose result does not depend on the number of
 //!   threads, so simulations are bit-reproducible.
 
+pub mod cholesky;
 pub mod csr;
 pub mod mprgp;
 pub mod pcg;
@@ -19,6 +21,7 @@ pub mod reduce;
 pub mod stencil;
 
 pub use pcg::{pcg, PcgInfo, PcgParams};
+pub use cholesky::SparseCholesky;
 pub use csr::{CsrMatrix, Jacobi};
 pub use mprgp::{largest_eigenvalue, mprgp, FreeSetPreconditioner, MprgpInfo, MprgpParams, NoPreconditioner};
 pub use stencil::{FreeSetMic0, Mic0, Stencil7};

@@ -70,7 +70,7 @@ fn bodies_surface(world: &World) -> (TriMesh, Vec<Vec3>) {
         velocities.extend(surface.vertices.iter().map(|x| body.point_velocity(x)));
         mesh.append(&surface);
     }
-    for body in world.reduced_bodies() {
+    for body in &world.reduced {
         let (surface, v) = body.world_surface();
         velocities.extend(v);
         mesh.append(&surface);

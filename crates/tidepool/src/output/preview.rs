@@ -271,7 +271,7 @@ pub fn png_bytes(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
 
 /// Renders the liquid surface, the obstacles and the bodies of a frame.
 pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh) -> Vec<u8> {
-    let bodies: Vec<TriMesh> = frame.world.bodies.iter().map(|b| b.world_surface()).chain(frame.world.reduced_bodies().map(|b| b.world_surface().0)).collect();
+    let bodies: Vec<TriMesh> = frame.world.bodies.iter().map(|b| b.world_surface()).chain(frame.world.reduced.iter().map(|b| b.world_surface().0)).collect();
     render_scene(&frame.world.grid, camera, obstacles, &bodies, &frame.surface().mesh)
 }
 

@@ -8,6 +8,12 @@ use crate::grid::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
 use crate::scene::Boundary;
 
+/// Faces open less than this share of their area are closed. A cell behind such slivers is
+/// barely connected to the liquid: its pressure is ill-determined (its row in the pressure
+/// matrix is tiny), and the solver's residual, divided by it, put velocities of hundreds of
+/// metres a second on the slivers when a body slammed into the water nearby.
+pub const OPEN_MIN: Real = 0.01;
+
 /// Static solid geometry on the grid.
 #[derive(Clone, Debug)]
 pub struct StaticSolids {
@@ -18,7 +24,8 @@ pub struct StaticSolids {
     /// Obstacle signed distance at cell centres.
     pub phi_cells: Array3<Real>,
     /// Fraction of each face's area not covered by a solid, per axis: 0 on closed domain walls
-    /// and inside obstacles, 1 in open liquid, in between on faces cut by an obstacle surface.
+    /// and inside obstacles (and below [`OPEN_MIN`]), 1 in open liquid, in between on faces cut
+    /// by an obstacle surface.
     pub face_open: [Array3<Real>; 3],
     /// The obstacles as given (for previews and surface output).
     pub obstacles: Vec<(String, Shape)>,
@@ -48,7 +55,8 @@ impl StaticSolids {
                     n[v] += q;
                     phi_nodes.get(n[0], n[1], n[2])
                 };
-                1.0 - square_fraction_inside([corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)])
+                let open = 1.0 - square_fraction_inside([corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)]);
+                if open < OPEN_MIN { 0.0 } else { open }
             });
             open
         });

@@ -34,9 +34,12 @@
 
 use super::body::{MaterialPoint, ReducedBody};
 use crate::coupling::CoupledSolid;
+use crate::geometry::TriMesh;
+use crate::grid::marching_cubes::marching_cubes;
+use crate::grid::Array3;
 use crate::math::{Quat, Real, Vec3};
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A point joint between two sub-bodies: material point `points[0]` of `bodies[0]` is held on
 /// material point `points[1]` of `bodies[1]`.
@@ -86,6 +89,8 @@ pub struct Articulated {
     pub skin: Real,
     /// Volume inside the skin (m^3).
     volume: Real,
+    /// The skin's triangle mesh bound to the sub-bodies (with a skin and several sub-bodies).
+    skin_mesh: Option<Arc<SkinMesh>>,
     /// The joint block for the current positions and step, and the same with the bodies taken
     /// as rigid (for the pre-stabilization).
     system: JointSystem,
@@ -138,6 +143,17 @@ impl std::fmt::Debug for SharesCache {
     }
 }
 
+/// The skin as a surface for outputs (skinning, Lu, Jin, Fedkiw sec. 7): the blended skin's
+/// zero level at the starting pose, its vertices bound to the sub-bodies that share them, each
+/// with the skin's weight and a material point of that sub-body; a vertex goes where the
+/// weighted material points go.
+#[derive(Clone, Debug)]
+pub struct SkinMesh {
+    pub triangles: Vec<[u32; 3]>,
+    /// Per vertex: the sub-bodies' indices, weights and material points.
+    pub bindings: Vec<Vec<(usize, Real, MaterialPoint)>>,
+}
+
 /// Weights below this share of the largest are dropped from a skin point.
 const SHARE_MIN: Real = 1e-3;
 
@@ -172,27 +188,50 @@ impl Articulated {
             })
             .collect::<Result<Vec<Joint>, String>>()?;
         let actuators = actuators.iter().map(|&(b, x, f)| Actuator { body: b, point: bodies[b].material_point(&x), force: bodies[b].orientation.inverse() * f }).collect();
-        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, system: JointSystem::default(), frames: JointSystem::default(), shares: SharesCache::default() };
-        articulated.volume = if articulated.bodies.len() == 1 { articulated.bodies[0].volume() } else { articulated.measure_volume() };
+        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, skin_mesh: None, system: JointSystem::default(), frames: JointSystem::default(), shares: SharesCache::default() };
+        if articulated.bodies.len() == 1 {
+            articulated.volume = articulated.bodies[0].volume();
+        } else {
+            articulated.measure_skin();
+        }
         articulated.refresh();
         Ok(articulated)
     }
 
-    /// The volume inside the skin, by the smoothed indicator over a grid of 64 points across.
-    fn measure_volume(&self) -> Real {
+    /// The volume inside the skin, by the smoothed indicator over a lattice of 64 points across
+    /// the articulation, and with a skin its mesh: the zero level of the same samples, bound
+    /// to the sub-bodies.
+    fn measure_skin(&mut self) {
         let (centre, radius) = self.bounding_sphere();
         let n = 64;
         let h = 2.0 * radius / n as Real;
-        let mut inside = 0.0;
-        for k in 0..n {
-            for j in 0..n {
-                for i in 0..n {
-                    let x = centre + Vec3::new(i as Real + 0.5, j as Real + 0.5, k as Real + 0.5) * h - Vec3::repeat(radius);
-                    inside += (0.5 - self.signed_distance(&x) / h).clamp(0.0, 1.0);
-                }
-            }
+        let origin = centre - Vec3::repeat(radius - 0.5 * h);
+        let mut samples = Array3::filled([n; 3], 0.0);
+        samples.par_fill_with(|i, j, k| self.signed_distance(&(origin + Vec3::new(i as Real, j as Real, k as Real) * h)));
+        self.volume = samples.as_slice().iter().map(|d| (0.5 - d / h).clamp(0.0, 1.0)).sum::<Real>() * h.powi(3);
+        if self.skin > 0.0 {
+            let surface = marching_cubes(&samples, origin, h);
+            let bindings = surface.vertices.iter().map(|x| self.blend(x).1.into_iter().map(|(b, w)| (b, w, self.bodies[b].material_point(x))).collect()).collect();
+            self.skin_mesh = Some(Arc::new(SkinMesh { triangles: surface.triangles, bindings }));
         }
-        inside * h.powi(3)
+    }
+
+    /// The surface in world space and the velocity at each of its vertices: the skin's mesh
+    /// where there is one, else the sub-bodies' deformed surfaces.
+    pub fn world_surface(&self) -> (TriMesh, Vec<Vec3>) {
+        let Some(skin) = &self.skin_mesh else {
+            let mut mesh = TriMesh::default();
+            let mut velocities = Vec::new();
+            for body in &self.bodies {
+                let (surface, v) = body.world_surface();
+                mesh.append(&surface);
+                velocities.extend(v);
+            }
+            return (mesh, velocities);
+        };
+        let blend = |at: &dyn Fn(&ReducedBody, &MaterialPoint) -> Vec3| -> Vec<Vec3> { skin.bindings.iter().map(|b| b.iter().map(|(body, w, p)| *w * at(&self.bodies[*body], p)).sum()).collect() };
+        let vertices = blend(&|body, p| body.position_of(p));
+        (TriMesh { vertices, triangles: skin.triangles.clone() }, blend(&|body, p| body.velocity_of(p)))
     }
 
     /// Total mass (kg).
@@ -672,5 +711,30 @@ mod tests {
         // (here 5e-5 of the angular momentum over the run; without it the joints' drift gives
         // 1e-5): angular momentum is kept to the order of those corrections.
         assert!((l1 - l0).norm() < 1e-4 * l0.norm(), "angular momentum moved by {:e} of {:e}", (l1 - l0).norm(), l0.norm());
+    }
+
+    /// The skin mesh of a jointed pair with a skin: closed, its vertices on the blended skin at
+    /// rest (within a quarter of the lattice's spacing: the bars' edges are sharp, and linear
+    /// interpolation along the lattice's edges cuts their corners), and it moves with the
+    /// bodies: turning and moving the whole pair moves every skin vertex with it.
+    #[test]
+    fn skin_mesh_lies_on_the_skin_and_follows_the_bodies() {
+        let mut a = pair(2, 1);
+        a.skin = 0.01;
+        a.measure_skin();
+        let (rest, _) = a.world_surface();
+        rest.check_closed().unwrap();
+        let spacing = 2.0 * a.bounding_sphere().1 / 64.0;
+        let off = rest.vertices.iter().map(|x| a.signed_distance(x).abs()).fold(0.0, Real::max);
+        assert!(off < 0.25 * spacing, "a skin vertex is {off} m off the skin (lattice {spacing} m)");
+        let (pivot, turn, shift) = (a.centre_of_mass(), Quat::from_scaled_axis(Vec3::new(0.3, -0.2, 0.5)), Vec3::new(0.1, 0.2, -0.3));
+        for body in &mut a.bodies {
+            body.position = pivot + shift + turn * (body.position - pivot);
+            body.orientation = turn * body.orientation;
+        }
+        let (moved, _) = a.world_surface();
+        for (x, y) in rest.vertices.iter().zip(&moved.vertices) {
+            assert!((pivot + shift + turn * (x - pivot) - y).norm() < 1e-12, "a skin vertex did not follow");
+        }
     }
 }

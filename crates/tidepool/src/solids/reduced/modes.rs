@@ -1,14 +1,14 @@
 //! The modal basis of a reduced deformable body (Lu, Jin, Fedkiw sec. 3 and 8, after Pentland
 //! and Williams): the lowest vibration modes `K phi = lambda M phi`, mass-normalised
 //! (`phi^T M phi = 1`), excluding the rigid motions, found by subspace iteration: each sweep
-//! solves `(K + sigma M) W = M V` for a block `V` (conjugate gradients, Jacobi-preconditioned),
-//! removes the rigid motions, and rotates the block to the Ritz vectors of the pencil on it.
+//! solves `(K + sigma M) W = M V` for a block `V` (by a sparse Cholesky factorization of
+//! `K + sigma M`, made once), removes the rigid motions, and rotates the block to the Ritz
+//! vectors of the pencil on it.
 
 use crate::math::{Real, SplitMix64};
 use nalgebra::{DMatrix, SymmetricEigen};
-use rayon::prelude::*;
 use tidepool_linalg::reduce::dot;
-use tidepool_linalg::{pcg, CsrMatrix, Jacobi, LinearOperator, PcgParams};
+use tidepool_linalg::{CsrMatrix, LinearOperator, SparseCholesky};
 
 /// The lowest vibration modes.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,8 +64,7 @@ pub fn lowest_modes(k: &CsrMatrix, m: &CsrMatrix, fixed: &[bool], rigid: &[Vec<R
     // A small shift makes a free body's K + sigma M definite; the rigid motions are removed
     // from every iterate, so it does not change the modes found.
     let sigma = if rigid.is_empty() { 0.0 } else { 1e-3 * scale / m.diagonal().iter().fold(0.0, |a: Real, v| a.max(*v)) };
-    let shifted = CsrMatrix::combine(1.0, &k, sigma, &m);
-    let preconditioner = Jacobi::new(&shifted);
+    let shifted = SparseCholesky::new(&CsrMatrix::combine(1.0, &k, sigma, &m))?;
     let apply = |a: &CsrMatrix, x: &[Real]| {
         let mut y = vec![0.0; n];
         a.apply(x, &mut y);
@@ -105,17 +104,9 @@ pub fn lowest_modes(k: &CsrMatrix, m: &CsrMatrix, fixed: &[bool], rigid: &[Vec<R
         })
         .collect();
     let mut previous = vec![Real::INFINITY; count];
-    let params = PcgParams { tolerance: 1e-10, max_iterations: 20 * n };
     for iteration in 1..=500 {
-        let mut w: Vec<Vec<Real>> = vectors
-            .par_iter()
-            .map(|v| {
-                let rhs = apply(&m, v);
-                let mut x = v.clone();
-                pcg(&shifted, &preconditioner, &rhs, &mut x, params);
-                x
-            })
-            .collect();
+        let mut w: Vec<Vec<Real>> = vectors.iter().map(|v| apply(&m, v)).collect();
+        shifted.solve(&mut w);
         for x in w.iter_mut() {
             deflate(x);
         }
