@@ -327,8 +327,19 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             c.z
         );
     }
-    for a in world.reduced.iter().filter(|a| !a.joints.is_empty() || !a.actuators.is_empty()) {
-        let _ = writeln!(out, "joints     {}: {} sub-bodies, {} point joints, {} actuation points, skin {:.3} m", a.name, a.bodies.len(), a.joints.len(), a.actuators.len(), a.skin);
+    for a in &world.reduced {
+        if !a.joints.is_empty() {
+            let _ = writeln!(out, "joints     {}: {} sub-bodies, {} point joints, {} actuation points, skin {:.3} m", a.name, a.bodies.len(), a.joints.len(), a.actuators.len(), a.skin);
+        } else if !a.actuators.is_empty() {
+            let _ = writeln!(out, "actuation  {}: {} points", a.name, a.actuators.len());
+        }
+    }
+    let mut models: Vec<*const tidepool::solids::reduced::body::ReducedModel> = world.reduced_bodies().map(|b| std::sync::Arc::as_ptr(&b.model)).collect();
+    models.sort();
+    models.dedup();
+    if !models.is_empty() {
+        let plural = if models.len() == 1 { "" } else { "s" };
+        let _ = writeln!(out, "models     {} deformable model{plural} shared by {} bodies", models.len(), world.reduced_bodies().count());
     }
     let _ = writeln!(out, "memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
     let _ = writeln!(out, 

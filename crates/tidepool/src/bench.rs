@@ -13,7 +13,7 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, PcgParams};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 8] = ["poisson-128", "dam-break-128", "buoyancy", "pool-of-bodies", "lattice-256", "lattice-1024", "flip-dam-break", "lcp-vs-poisson"];
+pub const CASES: [&str; 9] = ["poisson-128", "dam-break-128", "buoyancy", "pool-of-bodies", "tori-pool", "lattice-256", "lattice-1024", "flip-dam-break", "lcp-vs-poisson"];
 
 /// Runs one case by name.
 pub fn run_case(name: &str) -> Option<Value> {
@@ -23,6 +23,7 @@ pub fn run_case(name: &str) -> Option<Value> {
         "buoyancy" => Some(scene_case("buoyancy", &buoyancy_scene(), 0.0, 10)),
         // Timed once the bodies have fallen into the water.
         "pool-of-bodies" => Some(scene_case("pool-of-bodies", POOL_OF_BODIES, 0.5, 10)),
+        "tori-pool" => Some(tori_pool(10)),
         "lattice-256" => Some(lattice(256, 200)),
         "lattice-1024" => Some(lattice(1024, 20)),
         "flip-dam-break" => Some(flip_dam_break(128, 3)),
@@ -137,6 +138,30 @@ pub fn buoyancy_scene() -> String {
 /// The scene of the `pool-of-bodies` case: `scenes/pool_of_bodies.toml` (24 bodies).
 pub const POOL_OF_BODIES: &str = include_str!("../../../scenes/pool_of_bodies.toml");
 
+/// The scene of the `tori-pool` case: `scenes/tori_pool.toml` (13 soft tori, one model).
+pub const TORI_POOL: &str = include_str!("../../../scenes/tori_pool.toml");
+
+/// `scenes/tori_pool.toml` timed over `substeps` substeps once the tori are in the water, as
+/// reduced deformable bodies and again with the same tori rigid; and the modal analysis of the
+/// torus (without the disk cache).
+pub fn tori_pool(substeps: usize) -> Value {
+    let rigid: String = TORI_POOL.lines().filter(|l| !l.starts_with("deformable")).map(|l| format!("{l}\n")).collect();
+    let loaded = scene::parse(TORI_POOL, "tori-pool", "tori-pool", None, std::path::Path::new(".")).expect("benchmark scene is valid");
+    let body = &loaded.scene.bodies[0];
+    let d = body.deformable.as_ref().expect("the tori are deformable");
+    let model = &loaded.bodies[0].reduced.as_ref().expect("the tori are deformable").parts[0].1;
+    let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density: loaded.bodies[0].density };
+    let start = Instant::now();
+    let again = crate::solids::reduced::body::ReducedModel::new(&model.mesh, &material, d.modes as usize, d.damping, false, None).expect("the torus has modes");
+    let modal_seconds = start.elapsed().as_secs_f64();
+    json!({
+        "case": "tori-pool",
+        "torus": { "tetrahedra": again.mesh.tets.len(), "particles": again.particles(), "modes": again.modes.len(), "modal_analysis_seconds": modal_seconds, "model_bytes": again.heap_bytes() },
+        "reduced": scene_case("tori-pool (reduced)", TORI_POOL, 0.6, substeps),
+        "rigid": scene_case("tori-pool (rigid)", &rigid, 0.6, substeps),
+    })
+}
+
 /// `substeps` substeps of a scene after warming up for `warmup` seconds (at least one
 /// substep), with a fixed step of half a cell per the speed of a fall through the domain's
 /// height: seconds per substep by phase, pressure iterations, and memory per cell.
@@ -164,7 +189,7 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
         "case": name,
         "cells": cells,
         "grid": world.grid.dims,
-        "bodies": world.bodies.len(),
+        "bodies": world.bodies.len() + world.reduced.len(),
         "setup_seconds": setup,
         "warmup_seconds": warmup,
         "substeps": substeps,
@@ -180,6 +205,7 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
         "pressure_iterations_per_substep": iterations as f64 / substeps as f64,
         "particles": world.liquid.particles.len(),
         "state_bytes_per_cell": world.heap_bytes() as f64 / cells as f64,
+        "deformable_bodies_bytes": world.bodies_heap_bytes(),
         "peak_resident_bytes_per_cell": peak_resident_bytes().map(|b| b as f64 / cells as f64),
     })
 }

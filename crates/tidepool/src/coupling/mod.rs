@@ -719,10 +719,17 @@ mod tests {
     /// The system of a small tank as a dense matrix over its unknowns.
     fn dense(t: &mut Tank) -> DMatrix<Real> {
         let solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-        let a = assemble(&t.grid, &t.phi, &t.statics, &t.velocity, 1000.0, 0.0, &solids);
-        let n = t.grid.cell_count();
+        let (m, faces) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids);
+        assert!(faces == 24, "a cube of 2x2x2 cells has 24 coupled faces, found {faces}");
+        m
+    }
+
+    /// The coupled system with `solids` as a dense matrix over its unknowns, and its number of
+    /// coupled faces.
+    fn dense_system(grid: &Grid, phi: &Array3<Real>, statics: &StaticSolids, velocity: &MacVelocity, solids: &[&mut dyn CoupledSolid]) -> (DMatrix<Real>, usize) {
+        let a = assemble(grid, phi, statics, velocity, 1000.0, 0.0, solids);
+        let n = grid.cell_count();
         let rows: Vec<usize> = (0..n).filter(|&c| a.unknown.as_slice()[c]).chain(n..a.system.len()).collect();
-        assert!(a.system.faces.len() == 24, "a cube of 2x2x2 cells has 24 coupled faces, found {}", a.system.faces.len());
         let mut m = DMatrix::zeros(rows.len(), rows.len());
         let (mut x, mut y) = (vec![0.0; a.system.len()], vec![0.0; a.system.len()]);
         for (col, &c) in rows.iter().enumerate() {
@@ -733,7 +740,31 @@ mod tests {
                 m[(row, col)] = y[r];
             }
         }
-        m
+        (m, a.system.faces.len())
+    }
+
+    /// The coupled system with an articulated reduced body under water — two soft bars (four
+    /// modes each) held together by a point joint, the joint eliminated inside the solids'
+    /// response (eq. 46–49) — is symmetric positive definite.
+    #[test]
+    fn coupled_system_with_joints_is_symmetric_positive_definite() {
+        use crate::geometry::TetMesh;
+        use crate::solids::reduced::articulated::{Articulated, Profile};
+        use crate::solids::reduced::body::{ReducedBody, ReducedModel};
+        use crate::solids::reduced::fem::ElasticMaterial;
+        use std::sync::Arc;
+        let t = tank(700.0);
+        let mesh = TetMesh::box_grid(&Vec3::zeros(), &Vec3::new(0.375, 0.2, 0.2), [6, 3, 3]);
+        let model = Arc::new(ReducedModel::new(&mesh, &ElasticMaterial { young: 1e4, poisson: 0.3, density: 800.0 }, 4, 0.01, false, None).unwrap());
+        let bars = vec![ReducedBody::new("a", model.clone(), Vec3::new(0.3, 0.3, 0.5)), ReducedBody::new("b", model, Vec3::new(0.6, 0.3, 0.5))];
+        let mut pair = Articulated::new("pair", bars, &[(0, 1, Vec3::new(0.45, 0.3, 0.5))], &[], Profile::Constant, 0.0).unwrap();
+        pair.predict_velocities(DT, &Vec3::new(0.0, -G, 0.0), 0.0);
+        let solids: [&mut dyn CoupledSolid; 1] = [&mut pair];
+        let (m, faces) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids);
+        assert!(faces > 0, "the bars couple to no face");
+        let asymmetry = (&m - m.transpose()).amax();
+        assert!(asymmetry <= 1e-12 * m.amax(), "asymmetry {asymmetry}");
+        assert!(m.cholesky().is_some(), "not positive definite");
     }
 
     #[test]

@@ -49,6 +49,20 @@ impl Shape {
         Ok(Shape::Mesh { surface: Arc::new(surface), distance: Arc::new(distance), sampled: Some(Arc::new(sampled)) })
     }
 
+    /// The same shape with its distance sampled at spacing `h` out to four samples beyond
+    /// its bounding box, where that is faster than the exact distance (a closed mesh; the
+    /// analytic shapes are returned as they are).
+    pub fn sampled(&self, h: Real) -> Shape {
+        match self {
+            Shape::Mesh { surface, distance, sampled: None } => {
+                let bounds = surface.bounds().unwrap_or((Vec3::zeros(), Vec3::zeros()));
+                let sampled = SampledDistance::new(|p| distance.signed_distance(p), bounds, h, 4.0 * h);
+                Shape::Mesh { surface: Arc::clone(surface), distance: Arc::clone(distance), sampled: Some(Arc::new(sampled)) }
+            }
+            _ => self.clone(),
+        }
+    }
+
     /// Builds a shell of `thickness` around `surface` (open or closed, consistently oriented).
     pub fn shell(surface: TriMesh, thickness: Real) -> Result<Shape, String> {
         surface.boundary_edges()?;

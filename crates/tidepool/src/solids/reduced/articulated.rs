@@ -39,6 +39,7 @@ use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::Array3;
 use crate::math::{Quat, Real, Vec3};
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
 /// A point joint between two sub-bodies: material point `points[0]` of `bodies[0]` is held on
@@ -96,11 +97,10 @@ pub struct Articulated {
     system: JointSystem,
     frames: JointSystem,
     /// The sub-bodies' shares of the last point set a solve asked about.
-    shares: SharesCache,
+    bindings: BindingsCache,
 }
 
-/// The joint block `a33 = B K_lambda B^T` and the particle responses `K_lambda B^T` of its
-/// columns, for one state of the bodies.
+/// The joint block `a33 = B K_lambda B^T` for one state of the bodies.
 ///
 /// The joints constrain the relative motion of the bodies' frames: the rows of `B` that act
 /// are the range `U` of the joint block with the bodies taken as rigid (three point joints
@@ -112,9 +112,6 @@ pub struct Articulated {
 /// block is inverted on `U`: `inverse = U (U^T a33 U)^-1 U^T`.
 #[derive(Clone, Debug, Default)]
 struct JointSystem {
-    /// Per row (joint `r / 3`, axis `r % 3`): the two bodies' particle velocity changes for a
-    /// unit impulse pair on the joint.
-    columns: Vec<[(usize, Vec<Vec3>); 2]>,
     /// `U (U^T a33 U)^-1 U^T`.
     inverse: DMatrix<Real>,
     /// `U`, an orthonormal basis of the constrained joint velocity differences.
@@ -125,21 +122,29 @@ struct JointSystem {
 /// (its spectrum has a gap of ten orders of magnitude there).
 const RANGE_CUTOFF: Real = 1e-8;
 
-/// Per point: the sub-bodies sharing it and their weights.
-type Shares = Vec<Vec<(usize, Real)>>;
+/// Per sub-body: the points of a point set it shares, as (the point's index, the sub-body's
+/// weight there, the material point).
+type Bindings = Vec<Vec<(usize, Real, MaterialPoint)>>;
 
+/// The bindings of the last point set a solve asked about, with the sub-bodies' state then.
 #[derive(Default)]
-struct SharesCache(Mutex<Option<(Vec<(Vec3, Quat, Vec<Real>)>, Vec<Vec3>, Shares)>>);
+struct BindingsCache(Mutex<Option<CachedBindings>>);
 
-impl Clone for SharesCache {
+struct CachedBindings {
+    state: Vec<(Vec3, Quat, Vec<Real>)>,
+    points: Vec<Vec3>,
+    bindings: Arc<Bindings>,
+}
+
+impl Clone for BindingsCache {
     fn clone(&self) -> Self {
-        SharesCache::default()
+        BindingsCache::default()
     }
 }
 
-impl std::fmt::Debug for SharesCache {
+impl std::fmt::Debug for BindingsCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SharesCache")
+        f.write_str("BindingsCache")
     }
 }
 
@@ -188,7 +193,7 @@ impl Articulated {
             })
             .collect::<Result<Vec<Joint>, String>>()?;
         let actuators = actuators.iter().map(|&(b, x, f)| Actuator { body: b, point: bodies[b].material_point(&x), force: bodies[b].orientation.inverse() * f }).collect();
-        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, skin_mesh: None, system: JointSystem::default(), frames: JointSystem::default(), shares: SharesCache::default() };
+        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, skin_mesh: None, system: JointSystem::default(), frames: JointSystem::default(), bindings: BindingsCache::default() };
         if articulated.bodies.len() == 1 {
             articulated.volume = articulated.bodies[0].volume();
         } else {
@@ -341,10 +346,38 @@ impl Articulated {
         DVector::from_iterator(3 * self.joints.len(), self.joints.iter().flat_map(|j| (self.bodies[j.bodies[0]].velocity_of(&j.points[0]) - self.bodies[j.bodies[1]].velocity_of(&j.points[1])).iter().copied().collect::<Vec<_>>()))
     }
 
-    /// `B r` for particle velocity changes `r` per body (`None`: no change).
-    fn joint_differences(&self, r: &[Option<Vec<Vec3>>]) -> DVector<Real> {
-        let at = |b: usize, p: &MaterialPoint| r[b].as_ref().map_or(Vec3::zeros(), |r| ReducedBody::interpolate(p, r));
-        DVector::from_iterator(3 * self.joints.len(), self.joints.iter().flat_map(|j| (at(j.bodies[0], &j.points[0]) - at(j.bodies[1], &j.points[1])).iter().copied().collect::<Vec<_>>()))
+    /// Per sub-body: its joint points, as (joint, side, material point).
+    fn joint_points(&self) -> Vec<Vec<(usize, usize, MaterialPoint)>> {
+        let mut points = vec![Vec::new(); self.bodies.len()];
+        for (j, joint) in self.joints.iter().enumerate() {
+            for side in 0..2 {
+                points[joint.bodies[side]].push((j, side, joint.points[side]));
+            }
+        }
+        points
+    }
+
+    /// `B r` for velocity changes `r` at each sub-body's joint points (in the order of
+    /// [`Articulated::joint_points`]).
+    fn joint_differences(&self, joint_points: &[Vec<(usize, usize, MaterialPoint)>], r: &[Vec<Vec3>]) -> DVector<Real> {
+        let mut d = DVector::zeros(3 * self.joints.len());
+        for (points, r) in joint_points.iter().zip(r) {
+            for ((j, side, _), v) in points.iter().zip(r) {
+                let sign = if *side == 0 { 1.0 } else { -1.0 };
+                for a in 0..3 {
+                    d[3 * j + a] += sign * v[a];
+                }
+            }
+        }
+        d
+    }
+
+    /// Per sub-body: the joint impulses `B^T lambda_a` at its joint points.
+    fn joint_sources(&self, joint_points: &[Vec<(usize, usize, MaterialPoint)>], lambda: &DVector<Real>) -> Vec<Vec<(MaterialPoint, Vec3)>> {
+        joint_points
+            .iter()
+            .map(|points| points.iter().map(|(j, side, p)| (*p, if *side == 0 { 1.0 } else { -1.0 } * Vec3::new(lambda[3 * j], lambda[3 * j + 1], lambda[3 * j + 2]))).collect())
+            .collect()
     }
 
     /// Applies the joint impulses that bring the joints' velocity differences to `target`
@@ -356,23 +389,17 @@ impl Articulated {
         }
         let system = if frames { &self.frames } else { &self.system };
         let lambda = &system.inverse * (target - self.joint_velocities());
-        let mut impulses: Vec<Vec<Vec3>> = self.bodies.iter().map(|b| vec![Vec3::zeros(); b.model.particles()]).collect();
-        self.add_joint_impulses(&lambda, &mut impulses);
-        for (body, lambda) in self.bodies.iter_mut().zip(impulses) {
-            if frames {
-                body.apply_frame_impulses(&lambda);
-            } else {
-                body.apply_particle_impulses(&lambda);
+        let sources = self.joint_sources(&self.joint_points(), &lambda);
+        for (body, sources) in self.bodies.iter_mut().zip(sources) {
+            let mut impulses = vec![Vec3::zeros(); body.model.particles()];
+            for (p, j) in &sources {
+                ReducedBody::spread_at(p, j, &mut impulses);
             }
-        }
-    }
-
-    /// Adds `B^T lambda_a` to the particle impulses.
-    fn add_joint_impulses(&self, lambda: &DVector<Real>, impulses: &mut [Vec<Vec3>]) {
-        for (j, joint) in self.joints.iter().enumerate() {
-            let l = Vec3::new(lambda[3 * j], lambda[3 * j + 1], lambda[3 * j + 2]);
-            ReducedBody::spread_at(&joint.points[0], &l, &mut impulses[joint.bodies[0]]);
-            ReducedBody::spread_at(&joint.points[1], &-l, &mut impulses[joint.bodies[1]]);
+            if frames {
+                body.apply_frame_impulses(&impulses);
+            } else {
+                body.apply_particle_impulses(&impulses);
+            }
         }
     }
 
@@ -383,35 +410,26 @@ impl Articulated {
         if self.joints.is_empty() {
             return;
         }
-        self.frames = self.joint_system(ReducedBody::frame_response, None);
+        self.frames = self.joint_system(true, None);
         let constrained = self.frames.constrained.clone();
-        self.system = self.joint_system(ReducedBody::particle_response, Some(&constrained));
+        self.system = self.joint_system(false, Some(&constrained));
     }
 
-    /// The joint block for the bodies' particle response `response`, its inverse on the
-    /// space `constrained` (by default, the block's own range).
-    fn joint_system(&self, response: fn(&ReducedBody, &[Vec3]) -> Vec<Vec3>, constrained: Option<&DMatrix<Real>>) -> JointSystem {
-        let mut columns = Vec::with_capacity(3 * self.joints.len());
-        for joint in &self.joints {
-            for axis in 0..3 {
-                let e = Vec3::ith(axis, 1.0);
-                let column = [0, 1].map(|side| {
-                    let b = joint.bodies[side];
-                    let mut lambda = vec![Vec3::zeros(); self.bodies[b].model.particles()];
-                    ReducedBody::spread_at(&joint.points[side], &(if side == 0 { e } else { -e }), &mut lambda);
-                    (b, response(&self.bodies[b], &lambda))
-                });
-                columns.push(column);
-            }
-        }
-        let n = columns.len();
+    /// The joint block (of the bodies' frames alone with `frame_only`), inverted on the space
+    /// `constrained` (by default, the block's own range).
+    fn joint_system(&self, frame_only: bool, constrained: Option<&DMatrix<Real>>) -> JointSystem {
+        let joint_points = self.joint_points();
+        let n = 3 * self.joints.len();
         let mut a33 = DMatrix::zeros(n, n);
-        for (k, column) in columns.iter().enumerate() {
-            let mut r: Vec<Option<Vec<Vec3>>> = vec![None; self.bodies.len()];
-            for (b, response) in column {
-                r[*b] = Some(response.clone());
-            }
-            a33.set_column(k, &self.joint_differences(&r));
+        for k in 0..n {
+            let mut lambda = DVector::zeros(n);
+            lambda[k] = 1.0;
+            let sources = self.joint_sources(&joint_points, &lambda);
+            let r: Vec<Vec<Vec3>> = self.bodies.iter().zip(&sources).zip(&joint_points).map(|((body, sources), at)| {
+                let at: Vec<MaterialPoint> = at.iter().map(|(_, _, p)| *p).collect();
+                body.point_response(sources, &at, frame_only)
+            }).collect();
+            a33.set_column(k, &self.joint_differences(&joint_points, &r));
         }
         let a33 = 0.5 * (&a33 + a33.transpose());
         let constrained = match constrained {
@@ -424,29 +442,59 @@ impl Articulated {
             }
         };
         let restricted = constrained.transpose() * &a33 * &constrained;
-        let inverse = match restricted.clone().cholesky() {
+        let inverse = match restricted.cholesky() {
             Some(c) => &constrained * c.inverse() * constrained.transpose(),
             None => DMatrix::zeros(n, n),
         };
-        JointSystem { columns, inverse, constrained }
+        JointSystem { inverse, constrained }
     }
 
-    /// The sub-bodies sharing each point, and their weights (from the cache when the bodies
-    /// and the points are those of the last call).
-    fn shares(&self, points: &[Vec3]) -> Shares {
-        if self.bodies.len() == 1 {
-            return vec![vec![(0, 1.0)]; points.len()];
-        }
+    /// The sub-bodies sharing each point, their weights and material points there (from the
+    /// cache when the bodies and the points are those of the last call).
+    fn bindings(&self, points: &[Vec3]) -> Arc<Bindings> {
         let state: Vec<(Vec3, Quat, Vec<Real>)> = self.bodies.iter().map(|b| (b.position, b.orientation, b.q.clone())).collect();
-        let mut cache = self.shares.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((s, p, shares)) = cache.as_ref() {
-            if *s == state && p == points {
-                return shares.clone();
+        let mut cache = self.bindings.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.as_ref().filter(|c| c.state == state && c.points == points) {
+            return Arc::clone(&c.bindings);
+        }
+        let shares: Vec<Vec<(usize, Real)>> = if self.bodies.len() == 1 { vec![vec![(0, 1.0)]; points.len()] } else { points.par_iter().map(|x| self.blend(x).1).collect() };
+        let bindings: Bindings = (0..self.bodies.len())
+            .map(|b| {
+                let shared: Vec<(usize, Real)> = shares.iter().enumerate().filter_map(|(i, s)| s.iter().find(|(sb, _)| *sb == b).map(|(_, w)| (i, *w))).collect();
+                shared.par_iter().map(|&(i, w)| (i, w, self.bodies[b].material_point(&points[i]))).collect()
+            })
+            .collect();
+        let bindings = Arc::new(bindings);
+        *cache = Some(CachedBindings { state, points: points.to_vec(), bindings: Arc::clone(&bindings) });
+        bindings
+    }
+
+    /// Per sub-body: the velocity changes at its bound points and at its joint points that
+    /// impulses at the points make, with the joint impulses they call for
+    /// (`-U (U^T a33 U)^-1 U^T B r`) when there are joints; and those joint impulses.
+    fn response_with_joints(&self, bindings: &Bindings, impulses: &[Vec3]) -> (Vec<Vec<Vec3>>, DVector<Real>) {
+        let joint_points = self.joint_points();
+        let sources: Vec<Vec<(MaterialPoint, Vec3)>> = bindings.iter().map(|bound| bound.iter().map(|(i, w, p)| (*p, *w * impulses[*i])).collect()).collect();
+        let mut at_points = Vec::with_capacity(self.bodies.len());
+        let mut at_joints = Vec::with_capacity(self.bodies.len());
+        for ((body, bound), (sources, joints)) in self.bodies.iter().zip(bindings).zip(sources.iter().zip(&joint_points)) {
+            let at: Vec<MaterialPoint> = bound.iter().map(|(_, _, p)| *p).chain(joints.iter().map(|(_, _, p)| *p)).collect();
+            let mut r = if sources.is_empty() { vec![Vec3::zeros(); at.len()] } else { body.point_response(sources, &at, false) };
+            at_joints.push(r.split_off(bound.len()));
+            at_points.push(r);
+        }
+        if self.joints.is_empty() {
+            return (at_points, DVector::zeros(0));
+        }
+        let reaction = -&self.system.inverse * self.joint_differences(&joint_points, &at_joints);
+        let joint_sources = self.joint_sources(&joint_points, &reaction);
+        for (((body, bound), sources), r) in self.bodies.iter().zip(bindings).zip(&joint_sources).zip(at_points.iter_mut()) {
+            if !sources.is_empty() && !bound.is_empty() {
+                let at: Vec<MaterialPoint> = bound.iter().map(|(_, _, p)| *p).collect();
+                r.iter_mut().zip(body.point_response(sources, &at, false)).for_each(|(v, dv)| *v += dv);
             }
         }
-        let shares: Shares = points.iter().map(|x| self.blend(x).1).collect();
-        *cache = Some((state, points.to_vec(), shares.clone()));
-        shares
+        (at_points, reaction)
     }
 
     /// The skin's distance at `x` and the sub-bodies' weights there.
@@ -476,21 +524,6 @@ impl Articulated {
         let kept: Vec<(usize, Real)> = weights.into_iter().filter(|w| w.1 >= SHARE_MIN).collect();
         let kept_sum: Real = kept.iter().map(|w| w.1).sum();
         (nearest - self.skin * sum.ln(), kept.into_iter().map(|(b, w)| (b, w / kept_sum)).collect())
-    }
-
-    /// Per body: the particle impulses from impulses at points shared by `shares`.
-    fn spread(&self, points: &[Vec3], impulses: &[Vec3], shares: &Shares) -> Vec<Option<Vec<Vec3>>> {
-        (0..self.bodies.len())
-            .map(|b| {
-                let (pts, imp): (Vec<Vec3>, Vec<Vec3>) = points.iter().zip(impulses).zip(shares).filter_map(|((x, j), s)| s.iter().find(|(sb, _)| *sb == b).map(|(_, w)| (*x, *w * j))).unzip();
-                (!pts.is_empty()).then(|| self.bodies[b].spread(&pts, &imp))
-            })
-            .collect()
-    }
-
-    /// The joint impulses `-U (U^T a33 U)^-1 U^T B r` that particle velocity changes `r` call for.
-    fn joint_reaction(&self, r: &[Option<Vec<Vec3>>]) -> DVector<Real> {
-        -&self.system.inverse * self.joint_differences(r)
     }
 }
 
@@ -524,44 +557,28 @@ impl CoupledSolid for Articulated {
 
     /// `J K J^T` with the joints' impulses solved for: `K f - K B^T U (U^T a33 U)^-1 U^T B K f`.
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
-        let shares = self.shares(points);
-        let lambda = self.spread(points, impulses, &shares);
-        let mut r: Vec<Option<Vec<Vec3>>> = lambda.iter().zip(&self.bodies).map(|(l, body)| l.as_ref().map(|l| body.particle_response(l))).collect();
-        if !self.joints.is_empty() {
-            let reaction = self.joint_reaction(&r);
-            for (k, column) in self.system.columns.iter().enumerate() {
-                for (b, response) in column {
-                    let out = r[*b].get_or_insert_with(|| vec![Vec3::zeros(); response.len()]);
-                    out.iter_mut().zip(response).for_each(|(o, v)| *o += reaction[k] * v);
-                }
-            }
-        }
-        let material: Vec<Option<Vec<MaterialPoint>>> = self.bodies.iter().enumerate().map(|(b, body)| {
-            let pts: Vec<Vec3> = points.iter().zip(&shares).filter(|(_, s)| s.iter().any(|(sb, _)| *sb == b)).map(|(x, _)| *x).collect();
-            (!pts.is_empty()).then(|| body.material_points(&pts))
-        }).collect();
-        let mut next = vec![0; self.bodies.len()];
-        for (change, s) in changes.iter_mut().zip(&shares) {
-            *change = Vec3::zeros();
-            for &(b, w) in s {
-                if let (Some(r), Some(m)) = (&r[b], &material[b]) {
-                    *change += w * ReducedBody::interpolate(&m[next[b]], r);
-                }
-                next[b] += 1;
+        let bindings = self.bindings(points);
+        let (responses, _) = self.response_with_joints(&bindings, impulses);
+        changes.fill(Vec3::zeros());
+        for (bound, r) in bindings.iter().zip(responses) {
+            for ((i, w, _), v) in bound.iter().zip(r) {
+                changes[*i] += *w * v;
             }
         }
     }
 
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
-        let shares = self.shares(points);
-        let lambda = self.spread(points, impulses, &shares);
-        let mut impulses: Vec<Vec<Vec3>> = lambda.iter().zip(&self.bodies).map(|(l, body)| l.clone().unwrap_or_else(|| vec![Vec3::zeros(); body.model.particles()])).collect();
-        if !self.joints.is_empty() {
-            let r: Vec<Option<Vec<Vec3>>> = lambda.iter().zip(&self.bodies).map(|(l, body)| l.as_ref().map(|l| body.particle_response(l))).collect();
-            let reaction = self.joint_reaction(&r);
-            self.add_joint_impulses(&reaction, &mut impulses);
-        }
-        for (body, lambda) in self.bodies.iter_mut().zip(impulses) {
+        let bindings = self.bindings(points);
+        let (_, reaction) = self.response_with_joints(&bindings, impulses);
+        let joint_sources = if self.joints.is_empty() { vec![Vec::new(); self.bodies.len()] } else { self.joint_sources(&self.joint_points(), &reaction) };
+        for ((body, bound), joint) in self.bodies.iter_mut().zip(bindings.iter()).zip(joint_sources) {
+            let mut lambda = vec![Vec3::zeros(); body.model.particles()];
+            for (i, w, p) in bound {
+                ReducedBody::spread_at(p, &(*w * impulses[*i]), &mut lambda);
+            }
+            for (p, j) in &joint {
+                ReducedBody::spread_at(p, j, &mut lambda);
+            }
             body.apply_particle_impulses(&lambda);
         }
     }
@@ -621,52 +638,46 @@ mod tests {
             let mut a = deformed_pair(modes);
             let points: Vec<Vec3> = [0.1, 0.3, 0.37, 0.45, 0.6, 0.7].iter().zip(random(6, 3)).map(|(x, r)| Vec3::new(*x, 0.05 + 0.08 * r.y, 0.05 + 0.08 * r.z)).collect();
             let (n, m) = (3 * points.len(), 3 * a.joints.len());
-            // Columns of J K J^T and J K B^T from each body's own response (no joints).
-            let plain = |impulses: &[Vec3]| -> Vec<Vec3> {
-                let shares = a.shares(&points);
-                let lambda = a.spread(&points, impulses, &shares);
-                let r: Vec<Option<Vec<Vec3>>> = lambda.iter().zip(&a.bodies).map(|(l, b)| l.as_ref().map(|l| b.particle_response(l))).collect();
-                let mut out = Vec::new();
-                for (x, s) in points.iter().zip(&shares) {
-                    let (b, _) = s[0];
-                    out.push(ReducedBody::interpolate(&a.bodies[b].material_point(x), r[b].as_ref().unwrap()));
+            // Columns of [J; -B] K [J; -B]^T from each body's own response (no joints): a unit
+            // impulse at a point, or the joint impulses -B^T e_k.
+            let bindings = a.bindings(&points);
+            let joint_points = a.joint_points();
+            let column = |sources: Vec<Vec<(MaterialPoint, Vec3)>>| -> DVector<Real> {
+                let mut out = DVector::zeros(n + m);
+                let mut at_joints = Vec::new();
+                for ((body, bound), (sources, joints)) in a.bodies.iter().zip(bindings.iter()).zip(sources.iter().zip(&joint_points)) {
+                    let at: Vec<MaterialPoint> = bound.iter().map(|(_, _, p)| *p).chain(joints.iter().map(|(_, _, p)| *p)).collect();
+                    let mut r = body.point_response(sources, &at, false);
+                    at_joints.push(r.split_off(bound.len()));
+                    for ((i, w, _), v) in bound.iter().zip(r) {
+                        for axis in 0..3 {
+                            out[3 * i + axis] += w * v[axis];
+                        }
+                    }
                 }
-                out.extend(a.joint_differences(&r).as_slice().chunks(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+                let d = a.joint_differences(&joint_points, &at_joints);
+                for row in 0..m {
+                    out[n + row] = -d[row];
+                }
                 out
             };
             let mut full = DMatrix::zeros(n + m, n + m);
             for col in 0..n {
-                let mut impulses = vec![Vec3::zeros(); points.len()];
-                impulses[col / 3][col % 3] = 1.0;
-                let out = plain(&impulses);
-                for (row, v) in out.iter().flat_map(|v| v.iter()).enumerate() {
-                    full[(row, col)] = if row < n { *v } else { -*v };
-                }
+                let unit = Vec3::ith(col % 3, 1.0);
+                let sources = bindings.iter().map(|bound| bound.iter().filter(|(i, _, _)| *i == col / 3).map(|(_, w, p)| (*p, *w * unit)).collect()).collect();
+                full.set_column(col, &column(sources));
             }
-            for (k, column) in a.system.columns.iter().enumerate() {
-                let mut r: Vec<Option<Vec<Vec3>>> = vec![None; 2];
-                for (b, resp) in column {
-                    r[*b] = Some(resp.clone());
-                }
-                for (p, x) in points.iter().enumerate() {
-                    let b = a.shares(&points)[p][0].0;
-                    let v = r[b].as_ref().map_or(Vec3::zeros(), |r| ReducedBody::interpolate(&a.bodies[b].material_point(x), r));
-                    for axis in 0..3 {
-                        full[(3 * p + axis, n + k)] = -v[axis];
-                    }
-                }
-                let d = a.joint_differences(&r);
-                for row in 0..m {
-                    full[(n + row, n + k)] = d[row];
-                }
+            for k in 0..m {
+                let mut lambda = DVector::zeros(m);
+                lambda[k] = -1.0;
+                full.set_column(n + k, &column(a.joint_sources(&joint_points, &lambda)));
             }
             let scale = full.amax();
             assert!((&full - full.transpose()).amax() < 1e-10 * scale, "eq. 49's solid block is not symmetric");
             let lowest = SymmetricEigen::new(full.clone()).eigenvalues.min();
             assert!(lowest > -1e-10 * scale, "eq. 49's solid block has eigenvalue {lowest}");
-            let (kff, kfa, kaa) = (full.view((0, 0), (n, n)), full.view((0, n), (n, m)), full.view((n, n), (m, m)));
+            let (kff, kfa) = (full.view((0, 0), (n, n)), full.view((0, n), (n, m)));
             let schur = kff - kfa * a.system.inverse.clone() * kfa.transpose();
-            let _ = kaa;
             let mut response = DMatrix::zeros(n, n);
             for col in 0..n {
                 let mut impulses = vec![Vec3::zeros(); points.len()];

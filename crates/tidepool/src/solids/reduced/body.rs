@@ -202,6 +202,29 @@ impl ReducedModel {
         Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, centre_offset: centre, surface_particles, boundary, surface, lookup })
     }
 
+    /// Heap bytes the model holds (shared by its copies): mesh, masses, modes, the sampled
+    /// rest distance and the tetrahedron lookup.
+    pub fn heap_bytes(&self) -> usize {
+        let sampled = match &self.surface {
+            Shape::Mesh { surface, sampled, .. } => surface.vertices.len() * 24 + surface.triangles.len() * 12 + sampled.as_ref().map_or(0, |s| s.heap_bytes()),
+            _ => 0,
+        };
+        self.mesh.vertices.len() * 24
+            + self.mesh.tets.len() * 16
+            + self.masses.len() * 8
+            + self.modes.iter().map(|m| m.len() * 8).sum::<usize>()
+            + self.boundary.len() * 12
+            + self.surface_particles.len() * 4
+            + sampled
+            + self.lookup.maps.len() * std::mem::size_of::<(Vec3, Mat3)>()
+            + self.lookup.cells.iter().map(|c| c.len() * 4 + std::mem::size_of::<Vec<u32>>()).sum::<usize>()
+    }
+
+    /// The spacing of the lattice the rest surface's distance is sampled on (m).
+    pub fn surface_spacing(&self) -> Real {
+        0.5 * self.lookup.cell
+    }
+
     /// Particles.
     pub fn particles(&self) -> usize {
         self.masses.len()
@@ -214,6 +237,12 @@ impl ReducedModel {
             x += *qk * Vec3::new(phi[3 * i], phi[3 * i + 1], phi[3 * i + 2]);
         }
         x
+    }
+
+    /// Mode `k` interpolated at material point `p` (body frame).
+    fn mode_at(&self, k: usize, p: &MaterialPoint) -> Vec3 {
+        let phi = &self.modes[k];
+        p.tet.iter().zip(p.weights).map(|(v, w)| w * Vec3::new(phi[3 * *v as usize], phi[3 * *v as usize + 1], phi[3 * *v as usize + 2])).sum()
     }
 
     /// `(S qdot)_i` in the body frame.
@@ -279,6 +308,10 @@ struct Frame {
     slack: Real,
     /// The farthest particle's distance from the centre of mass (m).
     radius: Real,
+    /// Per mode `k`: `c_k = sum_i m_i r_i x (R phi_k)_i`, the angular momentum the mode's unit
+    /// velocity carries about the centre of mass (zero at rest, where the modes are
+    /// mass-orthogonal to rotations).
+    couplings: Vec<Vec3>,
 }
 
 impl Clone for FrameCache {
@@ -342,8 +375,9 @@ impl ReducedBody {
         let omega = inverse_inertia * (self.angular_momentum - modal);
         let slack = (0..self.model.particles()).map(|i| (self.model.local(&self.q, i) - self.model.mesh.vertices[i]).norm()).fold(0.0, Real::max);
         let radius = arms.iter().map(|r| r.norm()).fold(0.0, Real::max);
+        let couplings = self.model.modes.iter().map(|phi| arms.iter().zip(&self.model.masses).enumerate().map(|(i, (r, m))| *m * r.cross(&(self.orientation * Vec3::new(phi[3 * i], phi[3 * i + 1], phi[3 * i + 2])))).sum()).collect();
         let state = (self.orientation, self.q.clone(), self.qdot.clone(), self.angular_momentum);
-        let frame = Arc::new(Frame { state, arms, inverse_inertia, omega, slack, radius });
+        let frame = Arc::new(Frame { state, arms, inverse_inertia, omega, slack, radius, couplings });
         *self.frame.0.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&frame));
         frame
     }
@@ -489,22 +523,29 @@ impl ReducedBody {
     }
 
     /// The material point at world point `x`: the particles of the rest tetrahedron holding it,
-    /// its barycentric weights among them, and its rest position `z`, found by the fixed point
-    /// `z = R^-1 (x - T) - u(z)` with `u` the modes' displacement interpolated at `z`.
+    /// its barycentric weights among them, and its rest position `z`, the solution of
+    /// `z + u(z) = R^-1 (x - T)` with `u` the modes' displacement interpolated at `z`. `u` is
+    /// affine within a tetrahedron, so each pass solves the equation exactly for the current
+    /// tetrahedron (a 3 x 3 system) and looks up where the answer lies; it ends when that is the
+    /// same tetrahedron (usually the first or second pass) or has settled.
     fn weights(&self, x: &Vec3) -> ([u32; 4], [Real; 4], Vec3) {
         let lookup = &self.model.lookup;
         let y = self.orientation.inverse() * (x - self.position);
+        let (mut t, mut w) = lookup.locate(&y, None);
         let mut z = y;
-        let (mut t, mut w) = lookup.locate(&z, None);
         if !self.model.modes.is_empty() {
             for _ in 0..16 {
                 let tet = self.model.mesh.tets[t];
-                let displacement: Vec3 = tet.iter().zip(w).map(|(v, wv)| wv * (self.model.local(&self.q, *v as usize) - self.model.mesh.vertices[*v as usize])).sum();
-                let next = y - displacement;
+                let d = tet.map(|v| self.model.local(&self.q, v as usize) - self.model.mesh.vertices[v as usize]);
+                let (p0, inverse) = &lookup.maps[t];
+                // u(z) = d0 + D l, l = inverse (z - p0): (1 + D inverse) z = y - d0 + D inverse p0.
+                let g = Mat3::from_columns(&[d[1] - d[0], d[2] - d[0], d[3] - d[0]]) * inverse;
+                let Some(next) = (Mat3::identity() + g).try_inverse().map(|a| a * (y - d[0] + g * p0)) else { break };
                 let moved = (next - z).norm();
                 z = next;
+                let previous = t;
                 (t, w) = lookup.locate(&z, Some(t));
-                if moved < 1e-11 {
+                if t == previous || moved < 1e-10 {
                     break;
                 }
             }
@@ -565,39 +606,36 @@ impl ReducedBody {
         lambda
     }
 
-    /// The particle velocity changes `K_lambda lambda` (eq. 43) for particle impulses:
-    /// `P_rigid^T M^-1 P_rigid lambda` (the frame's rigid response) plus
-    /// `P_d^T R S M_r hat^-1 S^T R^-1 P_d lambda` (the modes', implicit in the step).
-    pub fn particle_response(&self, lambda: &[Vec3]) -> Vec<Vec3> {
+    /// The velocity changes at material points `at` that impulses `sources` (each at a
+    /// material point) make: `J K_lambda J^T` (eq. 43), `P_rigid^T M^-1 P_rigid` (the frame's
+    /// rigid response) plus `P_d^T R S M_r hat^-1 S^T R^-1 P_d` (the modes', implicit in the
+    /// step), or the first alone with `frame_only`. Evaluated at the points, without a pass over
+    /// the particles: with `dv, dw` the frame's response to the impulses' force and torque,
+    /// `S^T R^-1 P_d lambda` is `sum_p phi_k(p) . R^-1 j_p - c_k . dw` (the modes have zero
+    /// mass-weighted sums, and `c_k` is the angular momentum of mode `k`), and `P_d^T` removes
+    /// from the modes' velocity the rotation `I^-1 sum_k y_k c_k` carrying its angular momentum
+    /// (its linear momentum is zero).
+    pub fn point_response(&self, sources: &[(MaterialPoint, Vec3)], at: &[MaterialPoint], frame_only: bool) -> Vec<Vec3> {
         let frame = self.frame();
-        let (arms, inverse_inertia) = (&frame.arms, frame.inverse_inertia);
-        let rigid = |momentum: &Vec3, torque: &Vec3| -> Vec<Vec3> {
-            let (dv, dw) = (momentum / self.model.mass, inverse_inertia * torque);
-            arms.iter().map(|r| dv + dw.cross(r)).collect()
-        };
-        let mut response = self.frame_response(lambda);
-        if self.model.modes.is_empty() {
+        let arm = |p: &MaterialPoint| Self::interpolate(p, &frame.arms);
+        let total: Vec3 = sources.iter().map(|(_, j)| j).sum();
+        let torque: Vec3 = sources.iter().map(|(p, j)| arm(p).cross(j)).sum();
+        let (dv, dw) = (total / self.model.mass, frame.inverse_inertia * torque);
+        let mut response: Vec<Vec3> = at.iter().map(|p| dv + dw.cross(&arm(p))).collect();
+        if frame_only || self.model.modes.is_empty() {
             return response;
         }
-        let y: Vec<Real> = self.reduced_impulse(&self.project_deformable(lambda)).iter().zip(self.implicit_factors()).map(|(v, f)| v * f).collect();
-        let z: Vec<Vec3> = (0..self.model.particles()).map(|i| self.orientation * self.model.local_velocity(&y, i)).collect();
-        // P_d^T z = z less the rigid motion carrying z's momentum.
-        let momentum: Vec3 = z.iter().zip(&self.model.masses).map(|(v, m)| *m * v).sum();
-        let spin: Vec3 = arms.iter().zip(&z).zip(&self.model.masses).map(|((r, v), m)| *m * r.cross(v)).sum();
-        for ((out, zi), ri) in response.iter_mut().zip(&z).zip(rigid(&momentum, &spin)) {
-            *out += zi - ri;
+        let local: Vec<(MaterialPoint, Vec3)> = sources.iter().map(|(p, j)| (*p, self.orientation.inverse() * j)).collect();
+        let y: Vec<Real> = (0..self.model.modes.len())
+            .zip(self.implicit_factors())
+            .map(|(k, factor)| factor * (local.iter().map(|(p, j)| self.model.mode_at(k, p).dot(j)).sum::<Real>() - frame.couplings[k].dot(&dw)))
+            .collect();
+        let spin = frame.inverse_inertia * frame.couplings.iter().zip(&y).map(|(c, yk)| *yk * c).sum::<Vec3>();
+        for (out, p) in response.iter_mut().zip(at) {
+            let modal: Vec3 = y.iter().enumerate().map(|(k, yk)| *yk * self.model.mode_at(k, p)).sum();
+            *out += self.orientation * modal - spin.cross(&arm(p));
         }
         response
-    }
-
-    /// The particle velocity changes `P_rigid^T M^-1 P_rigid lambda` the frame alone makes for
-    /// particle impulses (the body taken as rigid).
-    pub fn frame_response(&self, lambda: &[Vec3]) -> Vec<Vec3> {
-        let frame = self.frame();
-        let total: Vec3 = lambda.iter().sum();
-        let torque: Vec3 = frame.arms.iter().zip(lambda).map(|(r, l)| r.cross(l)).sum();
-        let (dv, dw) = (total / self.model.mass, frame.inverse_inertia * torque);
-        frame.arms.iter().map(|r| dv + dw.cross(r)).collect()
     }
 
     /// Applies particle impulses to the frame alone (its velocity and angular momentum, the
@@ -648,10 +686,9 @@ impl CoupledSolid for ReducedBody {
     /// `W J K_lambda J^T W^T` (eq. 42–43): impulses spread to the particles, their response,
     /// interpolated back.
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
-        let response = self.particle_response(&self.spread(points, impulses));
-        for (change, p) in changes.iter_mut().zip(self.material_points(points)) {
-            *change = Self::interpolate(&p, &response);
-        }
+        let material = self.material_points(points);
+        let sources: Vec<(MaterialPoint, Vec3)> = material.iter().copied().zip(impulses.iter().copied()).collect();
+        changes.copy_from_slice(&self.point_response(&sources, &material, false));
     }
 
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
@@ -705,11 +742,7 @@ impl ContactBody for ReducedBody {
     /// `K_lambda` (eq. 43) seen at the material point at `x`.
     fn impulse_factor(&self, x: &Vec3) -> Mat3 {
         let p = self.material_point(x);
-        Mat3::from_columns(&[0, 1, 2].map(|a| {
-            let mut lambda = vec![Vec3::zeros(); self.model.particles()];
-            Self::spread_at(&p, &Vec3::ith(a, 1.0), &mut lambda);
-            Self::interpolate(&p, &self.particle_response(&lambda))
-        }))
+        Mat3::from_columns(&[0, 1, 2].map(|a| self.point_response(&[(p, Vec3::ith(a, 1.0))], &[p], false)[0]))
     }
 
     fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
@@ -839,12 +872,14 @@ mod tests {
     }
 
     /// The distance to the deformed body: zero on its particles at the surface (to a micrometre
-    /// on a body 10 cm thick: the material point is found by a fixed point), negative at its
-    /// centre, and following the deformation (a displaced surface particle is still on it).
+    /// on a body 10 cm thick: the material point is found by a fixed point, and the sampled
+    /// rest distance interpolates a plane exactly), negative at its centre (to within the
+    /// sampling: the distance's ridge there, 5 cm deep, is cut by the lattice), and following
+    /// the deformation (a displaced surface particle is still on it).
     #[test]
     fn distance_follows_the_deformation() {
         let body = deformed(6);
-        assert!(body.signed_distance(&body.position) < -0.04);
+        assert!(body.signed_distance(&body.position) < -0.05 + body.model.surface_spacing());
         let faces = body.model.mesh.boundary_faces();
         let positions = body.positions();
         for v in faces.iter().flatten().take(20) {
