@@ -6,16 +6,22 @@ use super::{Shape, TriMesh};
 use crate::math::{Real, Vec3};
 use std::f64::consts::PI;
 
-/// A creature: its parts (sub-bodies), the joints between them (`(p, c, x)`: the world point
-/// `x` of part `p` held on part `c`), actuation points with unit force directions per part,
-/// and the skin width that blends the parts for the liquid.
+/// A creature: its parts (sub-bodies: name, shape, density relative to the body's), the joints
+/// between them (`(p, c, x)`: the world point `x` of part `p` held on part `c`), actuation
+/// points with unit force directions per part, and the skin width that blends the parts for
+/// the liquid.
 #[derive(Clone, Debug)]
 pub struct Creature {
-    pub parts: Vec<(String, Shape)>,
+    pub parts: Vec<(String, Shape, Real)>,
     pub joints: Vec<(usize, usize, Vec3)>,
     pub actuators: Vec<(usize, Vec3, Vec3)>,
     pub skin: Real,
 }
+
+/// The density of a jellyfish's arms relative to its bell's: with the bell lighter than water
+/// and the arms heavier, the centre of mass lies below the centre of buoyancy and
+/// gravity pulls the jellyfish back upright, as it does a real one.
+pub const JELLYFISH_ARM_DENSITY: Real = 1.3;
 
 /// A starfish lying flat (in the xz plane) centred at `center`: five arms reaching `radius`
 /// from the centre, `thickness` thick at the centre, thinning towards the tips; flatter below
@@ -48,13 +54,14 @@ pub fn starfish(center: &Vec3, radius: Real, thickness: Real) -> Creature {
         })
         .chain(std::iter::once((0, *center, -5.0 * Vec3::y())))
         .collect();
-    Creature { parts: vec![("starfish".into(), Shape::mesh(closed_rings(vertices, 2 * rings - 1, around)).expect("the starfish mesh is closed"))], joints: Vec::new(), actuators, skin: 0.0 }
+    Creature { parts: vec![("starfish".into(), Shape::mesh(closed_rings(vertices, 2 * rings - 1, around)).expect("the starfish mesh is closed"), 1.0)], joints: Vec::new(), actuators, skin: 0.0 }
 }
 
 /// A jellyfish swimming up (+y): a dome-shaped bell of outer radius `radius` centred at
 /// `center`, and four arms hanging from under it, spreading outwards, each held to the bell by
-/// a point joint at its top (it swings about it). Actuators on eight points near the bell's rim
-/// pull it inwards (balanced).
+/// a point joint at its top (it swings about it). The arms are [`JELLYFISH_ARM_DENSITY`] times
+/// as dense as the bell, so that the jellyfish hangs upright like a pendulum. Actuators on
+/// eight points near the bell's rim pull it inwards (balanced).
 pub fn jellyfish(center: &Vec3, radius: Real) -> Creature {
     let wall = 0.25 * radius;
     let rim = 0.6 * PI;
@@ -72,7 +79,7 @@ pub fn jellyfish(center: &Vec3, radius: Real) -> Creature {
     let bell = revolve(center, &profile, 32);
     let arm_radius = 0.15 * radius;
     let ceiling = radius - wall;
-    let mut parts = vec![("bell".to_string(), Shape::mesh(bell).expect("the bell mesh is closed"))];
+    let mut parts = vec![("bell".to_string(), Shape::mesh(bell).expect("the bell mesh is closed"), 1.0)];
     let mut joints = Vec::new();
     for arm in 0..4 {
         let theta = PI / 4.0 + arm as Real * PI / 2.0;
@@ -81,7 +88,7 @@ pub fn jellyfish(center: &Vec3, radius: Real) -> Creature {
         let roof = (ceiling * ceiling - rho * rho).sqrt();
         let from = center + rho * dir + Vec3::new(0.0, roof + 0.5 * wall - arm_radius, 0.0);
         let to = center + 0.8 * radius * dir + Vec3::new(0.0, -1.2 * radius, 0.0);
-        parts.push((format!("arm{}", arm + 1), Shape::Capsule { from, to, radius: arm_radius }));
+        parts.push((format!("arm{}", arm + 1), Shape::Capsule { from, to, radius: arm_radius }, JELLYFISH_ARM_DENSITY));
         // A point joint at the arm's top, inside both the arm and the bell's wall: the arm
         // swings about it.
         joints.push((0, arm + 1, center + rho * dir + Vec3::new(0.0, roof + 0.3 * wall, 0.0)));
@@ -145,7 +152,7 @@ mod tests {
     fn creatures_are_closed_balanced_and_jointed_inside_both_parts() {
         let c = Vec3::new(0.5, 0.5, 0.5);
         for creature in [starfish(&c, 0.15, 0.04), jellyfish(&c, 0.15)] {
-            for (name, shape) in &creature.parts {
+            for (name, shape, _) in &creature.parts {
                 if let Shape::Mesh { surface, .. } = shape {
                     surface.check_closed().unwrap();
                     assert!(surface.find_self_intersection().is_none(), "{name} intersects itself");

@@ -29,7 +29,9 @@ impl TetMesh {
     }
 
     /// A mesh filling the region where `signed_distance < 0` within the box `[lo, hi]`, from a
-    /// BCC lattice of cube edge `spacing`: the cube corners and the cube centres, each pair of
+    /// BCC lattice of cube edge `spacing` with a cube corner at the origin (a shape symmetric
+    /// about the origin gets a mesh with the same symmetries, up to the lattice's): the cube
+    /// corners and the cube centres, each pair of
     /// face-neighbouring centres joined to the four edges of their shared face (four
     /// tetrahedra per pair, all congruent). Tetrahedra whose centroid is inside are kept, and
     /// vertices no kept tetrahedron uses are dropped; so are fragments cut off the main piece
@@ -47,9 +49,12 @@ impl TetMesh {
 
     /// The lattice's tetrahedra whose centroid is inside, before snapping (see [`TetMesh::bcc`]).
     fn bcc_lattice(signed_distance: impl Fn(&Vec3) -> Real, lo: &Vec3, hi: &Vec3, spacing: Real) -> TetMesh {
-        // Cubes cover [lo, hi] with one cube of margin, so centres next to the boundary exist.
-        let n = Vec3::from_fn(|a, _| ((hi[a] - lo[a]) / spacing).ceil() + 2.0).map(|v| v as usize);
-        let origin = lo - Vec3::repeat(spacing);
+        // The cubes are those of the lattice with a corner at the coordinates' origin (so a
+        // shape symmetric about the origin gets a symmetric mesh) that cover [lo, hi] with one
+        // cube of margin, so centres next to the boundary exist.
+        let first = lo.map(|v| (v / spacing).floor() - 1.0);
+        let n = Vec3::from_fn(|a, _| (hi[a] / spacing).ceil() + 1.0 - first[a]).map(|v| v as usize);
+        let origin = first * spacing;
         let corner = |i: usize, j: usize, k: usize| i + (n.x + 1) * (j + (n.y + 1) * k);
         let corners = (n.x + 1) * (n.y + 1) * (n.z + 1);
         let centre = |i: usize, j: usize, k: usize| corners + i + n.x * (j + n.y * k);
@@ -108,37 +113,76 @@ impl TetMesh {
     }
 
     /// Moves each boundary vertex towards the surface of `signed_distance` by `-d grad d`,
-    /// the whole way or a half, a quarter, an eighth of it: the first that keeps every
-    /// tetrahedron around the vertex at least a tenth of its volume in the lattice.
+    /// the whole way or a half, a quarter, an eighth of it, or not at all: all vertices start
+    /// the whole way, and of every tetrahedron left with less than a tenth of its volume in the
+    /// lattice the vertex whose move lost it most volume (all of them, if equal) steps back to
+    /// the next share, simultaneously, until none is left. The result does not depend on the
+    /// vertices' order (symmetric lattices stay symmetric).
     fn snap_boundary(&mut self, signed_distance: &impl Fn(&Vec3) -> Real, spacing: Real) {
-        let mut around: Vec<Vec<u32>> = vec![Vec::new(); self.vertices.len()];
-        for (t, tet) in self.tets.iter().enumerate() {
-            for &v in tet {
-                around[v as usize].push(t as u32);
-            }
-        }
+        const SHARES: [Real; 5] = [1.0, 0.5, 0.25, 0.125, 0.0];
         let mut boundary: Vec<u32> = self.boundary_faces().into_iter().flatten().collect();
         boundary.sort_unstable();
         boundary.dedup();
         let step = 1e-3 * spacing;
         let lattice: Vec<Real> = (0..self.tets.len()).map(|t| self.tet_volume(t)).collect();
-        for v in boundary {
-            let x = self.vertices[v as usize];
-            let d = signed_distance(&x);
-            let gradient = Vec3::from_fn(|a, _| {
-                let e = Vec3::ith(a, step);
-                (signed_distance(&(x + e)) - signed_distance(&(x - e))) / (2.0 * step)
-            });
-            let Some(normal) = gradient.try_normalize(1e-12) else { continue };
-            for share in [1.0, 0.5, 0.25, 0.125] {
-                self.vertices[v as usize] = x - share * d * normal;
-                if around[v as usize].iter().all(|&t| self.tet_volume(t as usize) >= 0.1 * lattice[t as usize]) {
-                    break;
+        // Each boundary vertex's lattice position, its full move onto the surface, and the
+        // index of its current share.
+        let mut moves: Vec<(u32, Vec3, Vec3, usize)> = boundary
+            .into_iter()
+            .filter_map(|v| {
+                let x = self.vertices[v as usize];
+                let d = signed_distance(&x);
+                let gradient = Vec3::from_fn(|a, _| {
+                    let e = Vec3::ith(a, step);
+                    (signed_distance(&(x + e)) - signed_distance(&(x - e))) / (2.0 * step)
+                });
+                gradient.try_normalize(1e-12).map(|normal| (v, x, -d * normal, 0))
+            })
+            .collect();
+        let mut slot = vec![usize::MAX; self.vertices.len()];
+        for (m, &(v, ..)) in moves.iter().enumerate() {
+            slot[v as usize] = m;
+        }
+        loop {
+            for &(v, x, full, share) in &moves {
+                self.vertices[v as usize] = x + SHARES[share] * full;
+            }
+            let mut back = vec![false; moves.len()];
+            for (t, tet) in self.tets.iter().enumerate() {
+                if self.tet_volume(t) < 0.1 * lattice[t] {
+                    // Each moving vertex's share of the loss: the volume gained by putting it
+                    // back on the lattice alone.
+                    let corners = tet.map(|v| self.vertices[v as usize]);
+                    let volume = |p: [Vec3; 4]| (p[1] - p[0]).cross(&(p[2] - p[0])).dot(&(p[3] - p[0])) / 6.0;
+                    let loss: Vec<(usize, Real)> = (0..4)
+                        .filter_map(|c| {
+                            let m = slot[tet[c] as usize];
+                            (m != usize::MAX && moves[m].3 + 1 < SHARES.len()).then(|| {
+                                let mut p = corners;
+                                p[c] = moves[m].1;
+                                (m, volume(p) - volume(corners))
+                            })
+                        })
+                        .collect();
+                    let worst = loss.iter().map(|l| l.1).fold(Real::NEG_INFINITY, Real::max);
+                    for (m, l) in loss {
+                        back[m] |= l >= worst - 1e-9 * lattice[t];
+                    }
                 }
-                self.vertices[v as usize] = x;
+            }
+            let mut changed = false;
+            for (m, back) in moves.iter_mut().zip(back) {
+                if back {
+                    m.3 += 1;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
             }
         }
     }
+
 
     /// The box `[lo, hi]` divided into `cells` cubes (cuboids) per axis, each split into six
     /// tetrahedra around its main diagonal (Kuhn's split, conforming between neighbours):

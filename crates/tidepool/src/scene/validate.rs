@@ -114,7 +114,8 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
     let (anchor, at_origin) = body.shape.split_placement();
     let canonical = resolve_creature(&at_origin, &format!("{body_key}.shape"), cx)?;
     let mut parts = Vec::new();
-    for ((part, _), (_, shape)) in creature.parts.iter().zip(&canonical.parts) {
+    for ((part, _, relative), (_, shape, _)) in creature.parts.iter().zip(&canonical.parts) {
+        let density = density * relative;
         let centroid = shape.mass_properties().centroid;
         let local = shape.translated(&-centroid);
         let (lo, hi) = local.bounds();
@@ -305,11 +306,12 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     for (n, body) in scene.bodies.iter().enumerate() {
         let key = format!("body[{n}]");
         let creature = resolve_creature(&body.shape, &format!("{key}.shape"), cx)?;
-        for (_, part) in &creature.parts {
+        for (_, part, _) in &creature.parts {
             inside_domain(part, &grid, &format!("{key}.shape"), "body", cx)?;
         }
         let shape = creature.parts[0].1.clone();
-        let volume = shape.mass_properties().volume;
+        // The volume a given mass is spread over, each part weighted by its relative density.
+        let volume: Real = creature.parts.iter().map(|(_, part, relative)| relative * part.mass_properties().volume).sum();
         let density = match (body.density, body.mass) {
             (Some(d), None) => {
                 cx.positive(d, &format!("{key}.density"), "density in kg/m^3")?;
@@ -444,7 +446,7 @@ fn resolve_creature(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Creatur
             cx.check(thickness.is_finite() && thickness > 0.0 && thickness < *radius, &format!("{key}.starfish.thickness"), || format!("expected a thickness in (0, radius), got {thickness}"))?;
             Ok(creatures::starfish(&vec3(*center), *radius, thickness))
         }
-        _ => Ok(Creature { parts: vec![(String::new(), resolve_shape(spec, key, cx)?)], joints: Vec::new(), actuators: Vec::new(), skin: 0.0 }),
+        _ => Ok(Creature { parts: vec![(String::new(), resolve_shape(spec, key, cx)?, 1.0)], joints: Vec::new(), actuators: Vec::new(), skin: 0.0 }),
     }
 }
 

@@ -482,24 +482,48 @@ impl ReducedBody {
     }
 
     /// The velocities at the end of a step of length `h` before any impulse (sec. 5.2): gravity
-    /// on the frame; the centrifugal and Coriolis accelerations of the rotating frame on the
-    /// modes (their `P_r P_d` share, eq. 25); the modes' implicit update
-    /// `(M_r + h C_r + h^2 K_r) qdot = M_r qdot - h K_r q` (eq. 31–34). Impulses applied after
-    /// it (a coupled solve, contact) act through the same implicit factor (`solve_dt = h`).
+    /// on the frame; the rotating frame's fictitious accelerations on the modes (eq. 5–8): the
+    /// centrifugal one's `P_r P_d` share (eq. 25), and the Coriolis one, `-2 G qdot` with
+    /// `G_kl = phi_k^T M (w x phi_l)` skew-symmetric, taken at the end of the step with the
+    /// modes' implicit update: `(M_r + h C_r + h^2 K_r + 2 h G) qdot' = M_r qdot - h K_r q`
+    /// (eq. 31–34). The Coriolis coupling does no work; taken at the start of the step it
+    /// would add energy every step (`|1 + i h 2w| > 1`), and a slender part spins fast about
+    /// its axis (a small inertia there, so a fast spin for a little angular momentum of its
+    /// bending), which would pump its bending up. Impulses applied after the
+    /// prediction (a coupled solve, contact) act through the implicit factor without `G`
+    /// (`solve_dt = h`), which keeps the coupled system symmetric.
     pub fn predict_velocities(&mut self, h: Real, gravity: &Vec3) {
         self.velocity += h * gravity;
         self.solve_dt = h;
-        if self.model.modes.is_empty() {
+        let r = self.model.modes.len();
+        if r == 0 {
             return;
         }
-        let (w, arms, modal) = (self.angular_velocity(), self.arms(), self.modal_velocities());
-        let fictitious: Vec<Vec3> = arms.iter().zip(&modal).zip(&self.model.masses).map(|((r, u), m)| -*m * (w.cross(&w.cross(r)) + 2.0 * w.cross(u)) * h).collect();
-        let dq = self.reduced_impulse(&self.project_deformable(&fictitious));
-        let beta = self.model.damping;
-        for (k, lambda) in self.model.eigenvalues.iter().enumerate() {
-            let rhs = self.qdot[k] + dq[k] - h * lambda * self.q[k];
-            self.qdot[k] = rhs / (1.0 + h * beta * lambda + h * h * lambda);
+        let (w, arms) = (self.angular_velocity(), self.arms());
+        let centrifugal: Vec<Vec3> = arms.iter().zip(&self.model.masses).map(|(a, m)| -*m * w.cross(&w.cross(a)) * h).collect();
+        let dq = self.reduced_impulse(&self.project_deformable(&centrifugal));
+        let local = self.orientation.inverse() * w;
+        let mode = |k: usize, i: usize| Vec3::new(self.model.modes[k][3 * i], self.model.modes[k][3 * i + 1], self.model.modes[k][3 * i + 2]);
+        let mut a = nalgebra::DMatrix::zeros(r, r);
+        for i in 0..self.model.particles() {
+            let m = 2.0 * h * self.model.masses[i];
+            let turned: Vec<Vec3> = (0..r).map(|l| local.cross(&mode(l, i))).collect();
+            for k in 0..r {
+                let phi = mode(k, i);
+                for (l, t) in turned.iter().enumerate() {
+                    a[(k, l)] += m * phi.dot(t);
+                }
+            }
         }
+        let beta = self.model.damping;
+        let mut rhs = nalgebra::DVector::zeros(r);
+        for (k, lambda) in self.model.eigenvalues.iter().enumerate() {
+            a[(k, k)] += 1.0 + h * beta * lambda + h * h * lambda;
+            rhs[k] = self.qdot[k] + dq[k] - h * lambda * self.q[k];
+        }
+        // `x^T A x = x^T (1 + h C_r + h^2 K_r) x > 0` (G is skew): A is never singular.
+        let qdot = a.lu().solve(&rhs).expect("a positive definite matrix plus a skew one is invertible");
+        self.qdot = qdot.iter().copied().collect();
     }
 
     /// Moves the body over `dt` with its current velocities: `T += dt v`, `q += dt qdot`, the
@@ -841,6 +865,30 @@ mod tests {
         assert!((p1 - p0).norm() < 1e-8 * p0.norm(), "linear momentum moved by {}", (p1 - p0).norm());
         assert!((l1 - l0).norm() < 1e-8 * l0.norm(), "angular momentum moved by {}", (l1 - l0).norm());
         assert!(body.modal_energy() > 1e-4, "the vibration died: {}", body.modal_energy());
+    }
+
+    /// A slender bar spinning fast about its long axis (20 rad/s, steps of 1/60 s: the
+    /// Coriolis coupling turns its bending by 0.67 rad a step) while it bends, undamped and
+    /// free: its energy (the particles' kinetic energy plus the modes' elastic energy) stays
+    /// within 1% of where it started over 600 steps (it falls by 6%); with the Coriolis
+    /// coupling taken at the start of the step it rose by 87% in 50 steps.
+    #[test]
+    fn fast_spinning_bar_never_gains_energy() {
+        let mesh = TetMesh::box_grid(&Vec3::zeros(), &Vec3::new(0.4, 0.04, 0.04), [10, 1, 1]);
+        let material = ElasticMaterial { young: 2e4, poisson: 0.3, density: 600.0 };
+        let mut body = ReducedBody::new("bar", Arc::new(ReducedModel::new(&mesh, &material, 4, 0.0, false, None).unwrap()), Vec3::zeros());
+        body.set_angular_velocity(&Vec3::new(20.0, 0.0, 0.0));
+        body.qdot = vec![0.05, -0.05, 0.03, 0.02];
+        let energy = |b: &ReducedBody| {
+            let kinetic: Real = b.velocities().iter().zip(&b.model.masses).map(|(v, m)| 0.5 * m * v.norm_squared()).sum();
+            kinetic + b.q.iter().zip(&b.model.eigenvalues).map(|(q, l)| 0.5 * l * q * q).sum::<Real>()
+        };
+        let start = energy(&body);
+        for step in 0..600 {
+            body.step(1.0 / 60.0, &Vec3::zeros());
+            let now = energy(&body);
+            assert!(now <= 1.01 * start, "step {step}: energy rose from {start} to {now} J");
+        }
     }
 
     /// The impulse factor `K_lambda` (eq. 43) seen through points inside the body is
