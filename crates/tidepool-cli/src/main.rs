@@ -46,7 +46,7 @@ enum Command {
     },
     /// Run fixed benchmark workloads and print JSON.
     Bench {
-        /// Cases to run (default: all). Known: poisson-128, dam-break-128, buoyancy, pool-of-bodies, lattice-256, lattice-1024, flip-dam-break, lcp-vs-poisson.
+        /// Cases to run (default: all). Known: poisson-128, dam-break-128, buoyancy, pool-of-bodies, tori-pool, lattice-256, lattice-1024, flip-dam-break, lcp-vs-poisson.
         #[arg(long = "case")]
         cases: Vec<String>,
         /// Worker threads (default: all cores).
