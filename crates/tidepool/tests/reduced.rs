@@ -157,3 +157,40 @@ actuation = { profile = "sine", frequency = 1.0, force = 6.0 }
     assert!(separation < 0.01 * 0.4, "joints came {separation} m apart");
     assert!(energy > 0.0 && swing > 0.02, "the jellyfish hardly moved: bell modal energy {energy} J, arms turned {swing} rad");
 }
+
+/// Writes `mesh` as TetGen `.node` and `.ele` files at `stem` (indices from 0).
+fn write_tetgen(mesh: &tidepool::geometry::TetMesh, stem: &std::path::Path) {
+    let nodes: String = mesh.vertices.iter().enumerate().map(|(i, v)| format!("{i} {} {} {}\n", v.x, v.y, v.z)).collect();
+    let eles: String = mesh.tets.iter().enumerate().map(|(i, t)| format!("{i} {} {} {} {}\n", t[0], t[1], t[2], t[3])).collect();
+    std::fs::write(stem.with_extension("node"), format!("{} 3 0 0\n{nodes}", mesh.vertices.len())).unwrap();
+    std::fs::write(stem.with_extension("ele"), format!("{} 4 0\n{eles}", mesh.tets.len())).unwrap();
+}
+
+/// A deformable body from a TetGen file is simulated on the file's own tetrahedra (not a
+/// lattice cut from its surface), placed by `translate`; a file with an inverted tetrahedron
+/// is refused with an error naming the key, the file and the tetrahedron.
+#[test]
+fn deformable_body_from_a_tetgen_file() {
+    use tidepool::geometry::TetMesh;
+    use tidepool::math::Vec3;
+    let dir = common::temp_dir("tetgen");
+    let block = TetMesh::box_grid(&Vec3::zeros(), &Vec3::new(0.2, 0.1, 0.1), [4, 2, 2]);
+    write_tetgen(&block, &dir.join("block"));
+    let scene = |file: &str| format!(
+        "[simulation]\nframes = 1\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.6, 0.5, 0.6]\nresolution = 24\n\
+         [[body]]\nshape.mesh = {{ path = {:?}, translate = [0.2, 0.2, 0.25] }}\ndensity = 500.0\n\
+         deformable = {{ young = 1e5, modes = 4 }}\n",
+        dir.join(file).display().to_string()
+    );
+    let loaded = common::load(&scene("block.node"));
+    let world = World::build(&loaded);
+    let body = &world.reduced[0].bodies[0];
+    assert_eq!(body.model.mesh.tets.len(), block.tets.len());
+    assert!((body.model.mass - 500.0 * 0.2 * 0.1 * 0.1).abs() < 1e-9, "mass {}", body.model.mass);
+    assert!((body.position - Vec3::new(0.3, 0.25, 0.3)).norm() < 1e-9, "centre of mass at {:?}", body.position);
+    let mut inverted = block.clone();
+    inverted.tets[3].swap(0, 1);
+    write_tetgen(&inverted, &dir.join("inverted"));
+    let error = tidepool::scene::parse(&scene("inverted.node"), "test.toml", "test", None, &common::scenes_dir()).unwrap_err().to_string();
+    assert!(error.contains("body[0].shape.mesh.path") && error.contains("inverted.node") && error.contains("tetrahedron 3 is inverted"), "{error}");
+}

@@ -17,15 +17,19 @@ pub fn read_closed_mesh(path: &Path) -> Result<TriMesh, String> {
     Ok(mesh)
 }
 
-/// Reads a triangle mesh (`.obj` or `.ply`, ASCII or binary), open or closed, triangulating
-/// polygons; checks that it has triangles, valid vertex indices and finite coordinates, and
+/// Reads a triangle mesh (`.obj` or `.ply`, ASCII or binary; or the boundary of a tetrahedral
+/// mesh, TetGen `.node`/`.ele` or Gmsh `.msh`), open or closed, triangulating polygons; checks that it has triangles, valid vertex indices and finite coordinates, and
 /// does not intersect itself.
 pub fn read_mesh(path: &Path) -> Result<TriMesh, String> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let mesh = match ext.as_deref() {
         Some("obj") => read_obj(path)?,
         Some("ply") => read_ply(path)?,
-        _ => return Err("expected a mesh file ending in .obj or .ply".into()),
+        Some("node" | "ele" | "msh") => {
+            let tets = super::tetmesh::read_tetrahedra(path)?;
+            TriMesh { triangles: tets.boundary_faces(), vertices: tets.vertices }
+        }
+        _ => return Err("expected a mesh file ending in .obj or .ply (or a tetrahedral mesh: .node, .ele, .msh)".into()),
     };
     if mesh.triangles.is_empty() {
         return Err("the file holds no triangles".into());

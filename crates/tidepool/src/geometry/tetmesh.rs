@@ -344,6 +344,24 @@ impl TetMesh {
     }
 }
 
+/// Reads a tetrahedral mesh by its file's extension — TetGen (`.node` or `.ele`) or Gmsh
+/// (`.msh`) — and checks it: inverted and degenerate tetrahedra are named by index, a mesh in
+/// pieces is refused.
+pub fn read_tetrahedra(path: &Path) -> Result<TetMesh, String> {
+    let mesh = match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("node" | "ele") => read_tetgen(path)?,
+        Some("msh") => read_gmsh(path)?,
+        _ => return Err("expected a tetrahedral mesh file ending in .node, .ele or .msh".into()),
+    };
+    mesh.check()?;
+    Ok(mesh)
+}
+
+/// Whether `path` names a tetrahedral mesh file (`.node`, `.ele`, `.msh`).
+pub fn is_tetrahedral_file(path: &Path) -> bool {
+    matches!(path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref(), Some("node" | "ele" | "msh"))
+}
+
 /// Reads a TetGen mesh: `path` names the `.node` file (or the `.ele` file, or their common
 /// stem); node indices may start at 0 or 1. Errors name the file and line.
 pub fn read_tetgen(path: &Path) -> Result<TetMesh, String> {

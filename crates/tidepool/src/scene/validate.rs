@@ -124,7 +124,17 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
         let model = match models.get(&cache_key) {
             Some(model) => Arc::clone(model),
             None => {
-                let mesh = crate::geometry::TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing);
+                let mesh = match &at_origin {
+                    // A tetrahedral mesh file is simulated as it is, placed like the shape.
+                    ShapeSpec::Mesh { path, scale, rotate, .. } if crate::geometry::tetmesh::is_tetrahedral_file(std::path::Path::new(path)) => {
+                        let file = cx.base_dir.join(path);
+                        let mut mesh = crate::geometry::tetmesh::read_tetrahedra(&file).map_err(|e| cx.error(&format!("{body_key}.shape.mesh.path"), format!("mesh `{}`: {e}", file.display())))?;
+                        let turn = rotation(rotate);
+                        mesh.vertices.iter_mut().for_each(|v| *v = turn * (*v * *scale) - centroid);
+                        mesh
+                    }
+                    _ => crate::geometry::TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing),
+                };
                 mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
                 let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density };
                 let model = ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false, crate::solids::reduced::cache::directory().as_deref()).map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
