@@ -334,9 +334,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             let _ = writeln!(out, "actuation  {}: {} points", a.name, a.actuators.len());
         }
     }
-    let mut models: Vec<*const tidepool::solids::reduced::body::ReducedModel> = world.reduced_bodies().map(|b| std::sync::Arc::as_ptr(&b.model)).collect();
-    models.sort();
-    models.dedup();
+    let models = world.reduced_models();
     if !models.is_empty() {
         let plural = if models.len() == 1 { "" } else { "s" };
         let _ = writeln!(out, "models     {} deformable model{plural} shared by {} bodies", models.len(), world.reduced_bodies().count());

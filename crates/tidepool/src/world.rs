@@ -137,7 +137,7 @@ impl World {
             walls: solids.boundaries.map(|sides| sides.map(|b| b == Boundary::Wall)),
             // Contact asks for the obstacles' distance at every sample of every body near them,
             // several times a substep: mesh obstacles are sampled at a quarter cell.
-            obstacles: loaded.obstacles.iter().map(|(_, shape)| shape.sampled(0.25 * grid.dx)).collect(),
+            obstacles: loaded.obstacles.iter().map(|(_, shape)| shape.sampled(0.25 * grid.dx, grid.dx)).collect(),
             material: STATIC_MATERIAL,
         };
         let reduced: Vec<Articulated> = loaded.bodies.iter().filter_map(|b| b.reduced.as_ref().map(|setup| articulated(b, setup))).collect();
@@ -207,10 +207,15 @@ impl World {
     /// Heap bytes of the deformable bodies: each model once, however many bodies share it, and
     /// each body's own state (its modal coordinates).
     pub fn bodies_heap_bytes(&self) -> usize {
+        self.reduced_models().iter().map(|m| m.heap_bytes()).sum::<usize>() + self.reduced_bodies().map(|b| (b.q.len() + b.qdot.len()) * 8 + b.name.len()).sum::<usize>()
+    }
+
+    /// The deformable models in use, each once however many bodies share it.
+    pub fn reduced_models(&self) -> Vec<&std::sync::Arc<crate::solids::reduced::body::ReducedModel>> {
         let mut models: Vec<&std::sync::Arc<crate::solids::reduced::body::ReducedModel>> = self.reduced_bodies().map(|b| &b.model).collect();
         models.sort_by_key(|m| std::sync::Arc::as_ptr(m));
         models.dedup_by(|a, b| std::sync::Arc::ptr_eq(a, b));
-        models.iter().map(|m| m.heap_bytes()).sum::<usize>() + self.reduced_bodies().map(|b| (b.q.len() + b.qdot.len()) * 8 + b.name.len()).sum::<usize>()
+        models
     }
 }
 

@@ -25,7 +25,7 @@ pub fn read_mesh(path: &Path) -> Result<TriMesh, String> {
     let mesh = match ext.as_deref() {
         Some("obj") => read_obj(path)?,
         Some("ply") => read_ply(path)?,
-        Some("node" | "ele" | "msh") => {
+        _ if super::tetmesh::is_tetrahedral_file(path) => {
             let tets = super::tetmesh::read_tetrahedra(path)?;
             TriMesh { triangles: tets.boundary_faces(), vertices: tets.vertices }
         }

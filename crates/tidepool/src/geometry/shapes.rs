@@ -26,7 +26,7 @@ pub enum Shape {
     /// leaving side walls and a floor `wall` thick (a boat's hull, a cup).
     OpenBox { min: Vec3, max: Vec3, wall: Real },
     /// The inside of a closed triangle mesh (already placed in world space); its distance
-    /// exact, or sampled on a lattice ([`Shape::sampled_mesh`]).
+    /// exact, or sampled on a lattice ([`Shape::sampled`]).
     Mesh { surface: Arc<TriMesh>, distance: Arc<MeshDistance>, sampled: Option<Arc<SampledDistance>> },
     /// A thin wall: the points within `thickness / 2` of a triangle mesh, which may be open (a
     /// hull, a cup) — its mid-surface, already placed in world space.
@@ -40,23 +40,14 @@ impl Shape {
         Ok(Shape::Mesh { surface: Arc::new(surface), distance: Arc::new(distance), sampled: None })
     }
 
-    /// A mesh shape whose distance is sampled at spacing `h` out to `margin` beyond the mesh's
-    /// bounding box (see [`SampledDistance`]); the mesh must be closed and outward-oriented.
-    pub fn sampled_mesh(surface: TriMesh, h: Real, margin: Real) -> Result<Shape, String> {
-        let distance = MeshDistance::new(&surface)?;
-        let bounds = surface.bounds().ok_or("the mesh has no vertices")?;
-        let sampled = SampledDistance::new(|p| distance.signed_distance(p), bounds, h, margin);
-        Ok(Shape::Mesh { surface: Arc::new(surface), distance: Arc::new(distance), sampled: Some(Arc::new(sampled)) })
-    }
-
-    /// The same shape with its distance sampled at spacing `h` out to four samples beyond
-    /// its bounding box, where that is faster than the exact distance (a closed mesh; the
-    /// analytic shapes are returned as they are).
-    pub fn sampled(&self, h: Real) -> Shape {
+    /// The same shape with its distance sampled at spacing `h` out to `margin` beyond its
+    /// bounding box (see [`SampledDistance`]), where that is faster than the exact distance (a
+    /// closed mesh; the analytic shapes are returned as they are).
+    pub fn sampled(&self, h: Real, margin: Real) -> Shape {
         match self {
             Shape::Mesh { surface, distance, sampled: None } => {
                 let bounds = surface.bounds().unwrap_or((Vec3::zeros(), Vec3::zeros()));
-                let sampled = SampledDistance::new(|p| distance.signed_distance(p), bounds, h, 4.0 * h);
+                let sampled = SampledDistance::new(|p| distance.signed_distance(p), bounds, h, margin);
                 Shape::Mesh { surface: Arc::clone(surface), distance: Arc::clone(distance), sampled: Some(Arc::new(sampled)) }
             }
             _ => self.clone(),

@@ -19,8 +19,7 @@ pub struct TetMesh {
 impl TetMesh {
     /// Signed volume of tetrahedron `t` (positive when positively oriented).
     pub fn tet_volume(&self, t: usize) -> Real {
-        let [a, b, c, d] = self.tets[t].map(|i| self.vertices[i as usize]);
-        (b - a).cross(&(c - a)).dot(&(d - a)) / 6.0
+        signed_volume(&self.tets[t].map(|i| self.vertices[i as usize]))
     }
 
     /// Total volume.
@@ -132,11 +131,7 @@ impl TetMesh {
             .filter_map(|v| {
                 let x = self.vertices[v as usize];
                 let d = signed_distance(&x);
-                let gradient = Vec3::from_fn(|a, _| {
-                    let e = Vec3::ith(a, step);
-                    (signed_distance(&(x + e)) - signed_distance(&(x - e))) / (2.0 * step)
-                });
-                gradient.try_normalize(1e-12).map(|normal| (v, x, -d * normal, 0))
+                super::unit_gradient(signed_distance, &x, step).map(|normal| (v, x, -d * normal, 0))
             })
             .collect();
         let mut slot = vec![usize::MAX; self.vertices.len()];
@@ -153,14 +148,13 @@ impl TetMesh {
                     // Each moving vertex's share of the loss: the volume gained by putting it
                     // back on the lattice alone.
                     let corners = tet.map(|v| self.vertices[v as usize]);
-                    let volume = |p: [Vec3; 4]| (p[1] - p[0]).cross(&(p[2] - p[0])).dot(&(p[3] - p[0])) / 6.0;
                     let loss: Vec<(usize, Real)> = (0..4)
                         .filter_map(|c| {
                             let m = slot[tet[c] as usize];
                             (m != usize::MAX && moves[m].3 + 1 < SHARES.len()).then(|| {
                                 let mut p = corners;
                                 p[c] = moves[m].1;
-                                (m, volume(p) - volume(corners))
+                                (m, signed_volume(&p) - signed_volume(&corners))
                             })
                         })
                         .collect();
@@ -344,11 +338,16 @@ impl TetMesh {
     }
 }
 
+/// Signed volume of the tetrahedron with corners `p` (positive when positively oriented).
+fn signed_volume(p: &[Vec3; 4]) -> Real {
+    (p[1] - p[0]).cross(&(p[2] - p[0])).dot(&(p[3] - p[0])) / 6.0
+}
+
 /// Reads a tetrahedral mesh by its file's extension — TetGen (`.node` or `.ele`) or Gmsh
 /// (`.msh`) — and checks it: inverted and degenerate tetrahedra are named by index, a mesh in
 /// pieces is refused.
 pub fn read_tetrahedra(path: &Path) -> Result<TetMesh, String> {
-    let mesh = match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+    let mesh = match extension(path).as_deref() {
         Some("node" | "ele") => read_tetgen(path)?,
         Some("msh") => read_gmsh(path)?,
         _ => return Err("expected a tetrahedral mesh file ending in .node, .ele or .msh".into()),
@@ -359,7 +358,12 @@ pub fn read_tetrahedra(path: &Path) -> Result<TetMesh, String> {
 
 /// Whether `path` names a tetrahedral mesh file (`.node`, `.ele`, `.msh`).
 pub fn is_tetrahedral_file(path: &Path) -> bool {
-    matches!(path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref(), Some("node" | "ele" | "msh"))
+    matches!(extension(path).as_deref(), Some("node" | "ele" | "msh"))
+}
+
+/// A file's extension in lower case.
+fn extension(path: &Path) -> Option<String> {
+    path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase)
 }
 
 /// Reads a TetGen mesh: `path` names the `.node` file (or the `.ele` file, or their common

@@ -175,8 +175,8 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
         }
     };
     if !creature.joints.is_empty() {
-        let bodies = parts.iter().map(|(name, model, position)| crate::solids::reduced::body::ReducedBody::new(name, Arc::clone(model), *position)).collect();
-        crate::solids::reduced::articulated::Articulated::new(&name, bodies, &creature.joints, &[], Profile::Constant, 0.0).map_err(|e| cx.error(&format!("{body_key}.shape"), e))?;
+        let bodies: Vec<_> = parts.iter().map(|(name, model, position)| crate::solids::reduced::body::ReducedBody::new(name, Arc::clone(model), *position)).collect();
+        crate::solids::reduced::articulated::Articulated::joints(&bodies, &creature.joints).map_err(|e| cx.error(&format!("{body_key}.shape"), e))?;
     }
     Ok(ReducedSetup { parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
 }

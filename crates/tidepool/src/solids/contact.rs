@@ -9,7 +9,7 @@
 //! other body's outward normal, with Coulomb friction (`impulse`). Bodies of one group (the
 //! sub-bodies of an articulation, joined where they overlap) do not collide with each other.
 
-use crate::geometry::Shape;
+use crate::geometry::{unit_gradient, Shape};
 use crate::math::{Mat3, Real, Vec3};
 use crate::solids::rigid::Material;
 use std::collections::HashMap;
@@ -109,16 +109,6 @@ struct Contact {
     depth: Real,
 }
 
-/// Unit gradient of `f` at `x` by central differences.
-fn normal_of(f: impl Fn(&Vec3) -> Real, x: &Vec3) -> Option<Vec3> {
-    let g = Vec3::from_fn(|a, _| {
-        let mut e = Vec3::zeros();
-        e[a] = NORMAL_STEP;
-        (f(&(x + e)) - f(&(x - e))) / (2.0 * NORMAL_STEP)
-    });
-    g.try_normalize(1e-12)
-}
-
 /// Samples of each body of the pair inside the other or within `margin` of its surface, with
 /// both where they will be after `dt` with their velocities plus `kick`.
 fn find_contacts(bodies: &[&mut dyn ContactBody], statics: &StaticGeometry, pair: Pair, margin: Real, dt: Real, kick: &Vec3) -> Vec<Contact> {
@@ -139,7 +129,7 @@ fn find_contacts(bodies: &[&mut dyn ContactBody], statics: &StaticGeometry, pair
             }
             let depth = distance(&at);
             if depth < margin {
-                if let Some(normal) = normal_of(&distance, &at) {
+                if let Some(normal) = unit_gradient(&distance, &at, NORMAL_STEP) {
                     found.push(Contact { owner, other, sample, point: now, normal, depth });
                 }
             }

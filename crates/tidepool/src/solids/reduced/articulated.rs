@@ -170,13 +170,27 @@ impl Articulated {
     }
 
     /// Sub-bodies `bodies` (in their initial poses) joined at the world points of `joints`
-    /// (`(p, c, x)`: `x` on body `p` held on `x` on body `c`), with actuation forces
-    /// `(body, world point, world force)` and skin width `skin`.
-    /// A joint's point must lie inside both bodies' meshes: the nearest such point is taken
-    /// (alternating between the two meshes), and a joint whose bodies' meshes do not overlap
-    /// near it is refused.
+    /// (`(p, c, x)`: `x` on body `p` held on `x` on body `c`; see [`Articulated::joints`]),
+    /// with actuation forces `(body, world point, world force)` and skin width `skin`.
     pub fn new(name: &str, bodies: Vec<ReducedBody>, joints: &[(usize, usize, Vec3)], actuators: &[(usize, Vec3, Vec3)], profile: Profile, skin: Real) -> Result<Self, String> {
-        let joints = joints
+        let joints = Self::joints(&bodies, joints)?;
+        let actuators = actuators.iter().map(|&(b, x, f)| Actuator { body: b, point: bodies[b].material_point(&x), force: bodies[b].orientation.inverse() * f }).collect();
+        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, skin_mesh: None, system: JointSystem::default(), frames: JointSystem::default(), bindings: BindingsCache::default() };
+        if articulated.bodies.len() == 1 {
+            articulated.volume = articulated.bodies[0].volume();
+        } else {
+            articulated.measure_skin();
+        }
+        articulated.refresh();
+        Ok(articulated)
+    }
+
+    /// The joints of `bodies` at the world points of `joints` (`(p, c, x)`). A joint's point
+    /// must lie inside both bodies' meshes: the nearest such point is taken (alternating
+    /// between the two meshes), and a joint whose bodies' meshes do not overlap near it is
+    /// refused.
+    pub fn joints(bodies: &[ReducedBody], joints: &[(usize, usize, Vec3)]) -> Result<Vec<Joint>, String> {
+        joints
             .iter()
             .map(|&(p, c, x)| {
                 let mut y = x;
@@ -191,16 +205,7 @@ impl Articulated {
                 }
                 Err(format!("the joint at [{:.4}, {:.4}, {:.4}] between `{}` and `{}`: their tetrahedral meshes do not overlap there (move the point or use a finer spacing)", x.x, x.y, x.z, bodies[p].name, bodies[c].name))
             })
-            .collect::<Result<Vec<Joint>, String>>()?;
-        let actuators = actuators.iter().map(|&(b, x, f)| Actuator { body: b, point: bodies[b].material_point(&x), force: bodies[b].orientation.inverse() * f }).collect();
-        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, skin_mesh: None, system: JointSystem::default(), frames: JointSystem::default(), bindings: BindingsCache::default() };
-        if articulated.bodies.len() == 1 {
-            articulated.volume = articulated.bodies[0].volume();
-        } else {
-            articulated.measure_skin();
-        }
-        articulated.refresh();
-        Ok(articulated)
+            .collect()
     }
 
     /// The volume inside the skin, by the smoothed indicator over a lattice of 64 points across
@@ -287,13 +292,9 @@ impl Articulated {
         }
         let strength = h * self.profile.at(time);
         if !self.actuators.is_empty() && strength != 0.0 {
-            let mut lambda: Vec<Vec<Vec3>> = self.bodies.iter().map(|b| vec![Vec3::zeros(); b.model.particles()]).collect();
-            for a in &self.actuators {
-                let body = &self.bodies[a.body];
-                ReducedBody::spread_at(&a.point, &(strength * (body.orientation * a.force)), &mut lambda[a.body]);
-            }
-            for (body, lambda) in self.bodies.iter_mut().zip(lambda) {
-                let balanced = body.project_deformable(&lambda);
+            for (b, body) in self.bodies.iter_mut().enumerate() {
+                let forces = self.actuators.iter().filter(|a| a.body == b).map(|a| (a.point, strength * (body.orientation * a.force)));
+                let balanced = body.project_deformable(&body.particle_impulses(forces));
                 body.apply_particle_impulses(&balanced);
             }
         }
@@ -391,10 +392,7 @@ impl Articulated {
         let lambda = &system.inverse * (target - self.joint_velocities());
         let sources = self.joint_sources(&self.joint_points(), &lambda);
         for (body, sources) in self.bodies.iter_mut().zip(sources) {
-            let mut impulses = vec![Vec3::zeros(); body.model.particles()];
-            for (p, j) in &sources {
-                ReducedBody::spread_at(p, j, &mut impulses);
-            }
+            let impulses = body.particle_impulses(sources);
             if frames {
                 body.apply_frame_impulses(&impulses);
             } else {
@@ -572,13 +570,7 @@ impl CoupledSolid for Articulated {
         let (_, reaction) = self.response_with_joints(&bindings, impulses);
         let joint_sources = if self.joints.is_empty() { vec![Vec::new(); self.bodies.len()] } else { self.joint_sources(&self.joint_points(), &reaction) };
         for ((body, bound), joint) in self.bodies.iter_mut().zip(bindings.iter()).zip(joint_sources) {
-            let mut lambda = vec![Vec3::zeros(); body.model.particles()];
-            for (i, w, p) in bound {
-                ReducedBody::spread_at(p, &(*w * impulses[*i]), &mut lambda);
-            }
-            for (p, j) in &joint {
-                ReducedBody::spread_at(p, j, &mut lambda);
-            }
+            let lambda = body.particle_impulses(bound.iter().map(|(i, w, p)| (*p, *w * impulses[*i])).chain(joint));
             body.apply_particle_impulses(&lambda);
         }
     }

@@ -198,7 +198,7 @@ impl ReducedModel {
         surface_particles.dedup();
         let lookup = TetLookup::new(&mesh);
         let h = 0.5 * lookup.cell;
-        let surface = Shape::sampled_mesh(TriMesh { vertices: mesh.vertices.clone(), triangles: boundary.clone() }, h, 6.0 * h)?;
+        let surface = Shape::mesh(TriMesh { vertices: mesh.vertices.clone(), triangles: boundary.clone() })?.sampled(h, 6.0 * h);
         Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, centre_offset: centre, surface_particles, boundary, surface, lookup })
     }
 
@@ -230,28 +230,26 @@ impl ReducedModel {
         self.masses.len()
     }
 
+    /// Mode `k` at particle `i` (body frame).
+    fn mode(&self, k: usize, i: usize) -> Vec3 {
+        let phi = &self.modes[k];
+        Vec3::new(phi[3 * i], phi[3 * i + 1], phi[3 * i + 2])
+    }
+
+    /// `(S y)_i` in the body frame: the displacement (or velocity) of particle `i` for reduced
+    /// values `y`.
+    fn modal(&self, y: &[Real], i: usize) -> Vec3 {
+        y.iter().enumerate().map(|(k, yk)| *yk * self.mode(k, i)).sum()
+    }
+
     /// Rest position of particle `i` deformed by reduced coordinates `q`: `(S q + x0)_i`.
     fn local(&self, q: &[Real], i: usize) -> Vec3 {
-        let mut x = self.mesh.vertices[i];
-        for (phi, qk) in self.modes.iter().zip(q) {
-            x += *qk * Vec3::new(phi[3 * i], phi[3 * i + 1], phi[3 * i + 2]);
-        }
-        x
+        self.mesh.vertices[i] + self.modal(q, i)
     }
 
     /// Mode `k` interpolated at material point `p` (body frame).
     fn mode_at(&self, k: usize, p: &MaterialPoint) -> Vec3 {
-        let phi = &self.modes[k];
-        p.tet.iter().zip(p.weights).map(|(v, w)| w * Vec3::new(phi[3 * *v as usize], phi[3 * *v as usize + 1], phi[3 * *v as usize + 2])).sum()
-    }
-
-    /// `(S qdot)_i` in the body frame.
-    fn local_velocity(&self, qdot: &[Real], i: usize) -> Vec3 {
-        let mut v = Vec3::zeros();
-        for (phi, qk) in self.modes.iter().zip(qdot) {
-            v += *qk * Vec3::new(phi[3 * i], phi[3 * i + 1], phi[3 * i + 2]);
-        }
-        v
+        p.tet.iter().zip(p.weights).map(|(v, w)| w * self.mode(k, *v as usize)).sum()
     }
 }
 
@@ -304,6 +302,8 @@ struct Frame {
     arms: Vec<Vec3>,
     inverse_inertia: Mat3,
     omega: Vec3,
+    /// The frame's own angular momentum `I w`: the body's less the modes' share.
+    frame_momentum: Vec3,
     /// The largest displacement of a particle by the modes (m).
     slack: Real,
     /// The farthest particle's distance from the centre of mass (m).
@@ -372,12 +372,13 @@ impl ReducedBody {
         let arms: Vec<Vec3> = (0..self.model.particles()).map(|i| self.orientation * self.model.local(&self.q, i)).collect();
         let inverse_inertia = self.inertia(&arms).try_inverse().unwrap_or_else(Mat3::zeros);
         let modal: Vec3 = arms.iter().zip(self.modal_velocities()).zip(&self.model.masses).map(|((r, v), m)| *m * r.cross(&v)).sum();
-        let omega = inverse_inertia * (self.angular_momentum - modal);
-        let slack = (0..self.model.particles()).map(|i| (self.model.local(&self.q, i) - self.model.mesh.vertices[i]).norm()).fold(0.0, Real::max);
+        let frame_momentum = self.angular_momentum - modal;
+        let omega = inverse_inertia * frame_momentum;
+        let slack = (0..self.model.particles()).map(|i| self.model.modal(&self.q, i).norm()).fold(0.0, Real::max);
         let radius = arms.iter().map(|r| r.norm()).fold(0.0, Real::max);
-        let couplings = self.model.modes.iter().map(|phi| arms.iter().zip(&self.model.masses).enumerate().map(|(i, (r, m))| *m * r.cross(&(self.orientation * Vec3::new(phi[3 * i], phi[3 * i + 1], phi[3 * i + 2])))).sum()).collect();
+        let couplings = (0..self.model.modes.len()).map(|k| arms.iter().zip(&self.model.masses).enumerate().map(|(i, (r, m))| *m * r.cross(&(self.orientation * self.model.mode(k, i)))).sum()).collect();
         let state = (self.orientation, self.q.clone(), self.qdot.clone(), self.angular_momentum);
-        let frame = Arc::new(Frame { state, arms, inverse_inertia, omega, slack, radius, couplings });
+        let frame = Arc::new(Frame { state, arms, inverse_inertia, omega, frame_momentum, slack, radius, couplings });
         *self.frame.0.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&frame));
         frame
     }
@@ -399,7 +400,7 @@ impl ReducedBody {
 
     /// The modes' velocities `R S qdot` at the particles.
     fn modal_velocities(&self) -> Vec<Vec3> {
-        (0..self.model.particles()).map(|i| self.orientation * self.model.local_velocity(&self.qdot, i)).collect()
+        (0..self.model.particles()).map(|i| self.orientation * self.model.modal(&self.qdot, i)).collect()
     }
 
     /// The frame's angular velocity: the total angular momentum less the modes' share,
@@ -411,7 +412,7 @@ impl ReducedBody {
     /// Velocity of particle `i` (eq. 3).
     fn particle_velocity(&self, i: usize) -> Vec3 {
         let frame = self.frame();
-        self.orientation * self.model.local_velocity(&self.qdot, i) + self.velocity + frame.omega.cross(&frame.arms[i])
+        self.orientation * self.model.modal(&self.qdot, i) + self.velocity + frame.omega.cross(&frame.arms[i])
     }
 
     /// Particle velocities (eq. 3): `R S qdot + v + omega x r`.
@@ -446,12 +447,12 @@ impl ReducedBody {
     /// The reduced coordinates' response `S^T R^-1 lambda` to particle impulses.
     fn reduced_impulse(&self, lambda: &[Vec3]) -> Vec<Real> {
         let local: Vec<Vec3> = lambda.iter().map(|l| self.orientation.inverse() * l).collect();
-        self.model.modes.iter().map(|phi| local.iter().enumerate().map(|(i, l)| phi[3 * i] * l.x + phi[3 * i + 1] * l.y + phi[3 * i + 2] * l.z).sum()).collect()
+        (0..self.model.modes.len()).map(|k| local.iter().enumerate().map(|(i, l)| self.model.mode(k, i).dot(l)).sum()).collect()
     }
 
     /// `M R S y` at the particles for reduced values `y`.
     fn reduced_to_impulses(&self, y: &[Real]) -> Vec<Vec3> {
-        (0..self.model.particles()).map(|i| self.model.masses[i] * (self.orientation * self.model.local_velocity(y, i))).collect()
+        (0..self.model.particles()).map(|i| self.model.masses[i] * (self.orientation * self.model.modal(y, i))).collect()
     }
 
     /// `P_r lambda = M R S M_r^-1 S^T R^-1 lambda` (eq. 16, `M_r = 1` for mass-normalised
@@ -503,13 +504,15 @@ impl ReducedBody {
         let centrifugal: Vec<Vec3> = arms.iter().zip(&self.model.masses).map(|(a, m)| -*m * w.cross(&w.cross(a)) * h).collect();
         let dq = self.reduced_impulse(&self.project_deformable(&centrifugal));
         let local = self.orientation.inverse() * w;
-        let mode = |k: usize, i: usize| Vec3::new(self.model.modes[k][3 * i], self.model.modes[k][3 * i + 1], self.model.modes[k][3 * i + 2]);
         let mut a = nalgebra::DMatrix::zeros(r, r);
+        let mut turned = vec![Vec3::zeros(); r];
         for i in 0..self.model.particles() {
             let m = 2.0 * h * self.model.masses[i];
-            let turned: Vec<Vec3> = (0..r).map(|l| local.cross(&mode(l, i))).collect();
+            for (l, t) in turned.iter_mut().enumerate() {
+                *t = local.cross(&self.model.mode(l, i));
+            }
             for k in 0..r {
-                let phi = mode(k, i);
+                let phi = self.model.mode(k, i);
                 for (l, t) in turned.iter().enumerate() {
                     a[(k, l)] += m * phi.dot(t);
                 }
@@ -527,16 +530,13 @@ impl ReducedBody {
     }
 
     /// Moves the body over `dt` with its current velocities: `T += dt v`, `q += dt qdot`, the
-    /// frame turned as a rigid body's is (see [`crate::solids::rigid::RigidBody::pose_after`]),
-    /// by `dt w + dt^2/2 I^-1 (L_frame x w)` with `L_frame = I w` the frame's own angular
-    /// momentum.
+    /// frame turned as a rigid body's is ([`crate::solids::rigid::turned`]) with the frame's
+    /// own angular momentum `L_frame = I w`.
     pub fn advance_positions(&mut self, dt: Real) {
         let frame = self.frame();
-        let w = frame.omega;
-        let rotation = dt * w + 0.5 * dt * dt * frame.inverse_inertia * (self.inertia(&frame.arms) * w).cross(&w);
         self.position += dt * self.velocity;
         self.q.iter_mut().zip(&self.qdot).for_each(|(q, v)| *q += dt * v);
-        self.orientation = Quat::from_scaled_axis(rotation) * self.orientation;
+        self.orientation = crate::solids::rigid::turned(&self.orientation, dt, &frame.omega, &frame.inverse_inertia, &frame.frame_momentum);
     }
 
     /// `1 / (1 + dt beta lambda_k + dt^2 lambda_k)`: the diagonal of `M_r hat^-1` for
@@ -560,7 +560,7 @@ impl ReducedBody {
         if !self.model.modes.is_empty() {
             for _ in 0..16 {
                 let tet = self.model.mesh.tets[t];
-                let d = tet.map(|v| self.model.local(&self.q, v as usize) - self.model.mesh.vertices[v as usize]);
+                let d = tet.map(|v| self.model.modal(&self.q, v as usize));
                 let (p0, inverse) = &lookup.maps[t];
                 // u(z) = d0 + D l, l = inverse (z - p0): (1 + D inverse) z = y - d0 + D inverse p0.
                 let g = Mat3::from_columns(&[d[1] - d[0], d[2] - d[0], d[3] - d[0]]) * inverse;
@@ -600,8 +600,7 @@ impl ReducedBody {
 
     /// World position of material point `p`.
     pub fn position_of(&self, p: &MaterialPoint) -> Vec3 {
-        let frame = self.frame();
-        self.position + p.tet.iter().zip(p.weights).map(|(v, w)| w * frame.arms[*v as usize]).sum::<Vec3>()
+        self.position + Self::interpolate(p, &self.frame().arms)
     }
 
     /// Velocity of material point `p`.
@@ -609,25 +608,21 @@ impl ReducedBody {
         p.tet.iter().zip(p.weights).map(|(v, w)| w * self.particle_velocity(*v as usize)).sum()
     }
 
-    /// Adds impulse `j` at material point `p` to the particle impulses `lambda`.
-    pub fn spread_at(p: &MaterialPoint, j: &Vec3, lambda: &mut [Vec3]) {
-        for (v, w) in p.tet.iter().zip(p.weights) {
-            lambda[*v as usize] += w * j;
+    /// Particle impulses from impulses at material points (`W^T`: each spread over its
+    /// tetrahedron with the point's barycentric weights).
+    pub fn particle_impulses(&self, sources: impl IntoIterator<Item = (MaterialPoint, Vec3)>) -> Vec<Vec3> {
+        let mut lambda = vec![Vec3::zeros(); self.model.particles()];
+        for (p, j) in sources {
+            for (v, w) in p.tet.iter().zip(p.weights) {
+                lambda[*v as usize] += w * j;
+            }
         }
+        lambda
     }
 
     /// Particle values `values` interpolated at material point `p`.
     pub fn interpolate(p: &MaterialPoint, values: &[Vec3]) -> Vec3 {
         p.tet.iter().zip(p.weights).map(|(v, w)| w * values[*v as usize]).sum()
-    }
-
-    /// Particle impulses from impulses at points (`W^T`: each spread over its tetrahedron).
-    pub fn spread(&self, points: &[Vec3], impulses: &[Vec3]) -> Vec<Vec3> {
-        let mut lambda = vec![Vec3::zeros(); self.model.particles()];
-        for (p, j) in self.material_points(points).iter().zip(impulses) {
-            Self::spread_at(p, j, &mut lambda);
-        }
-        lambda
     }
 
     /// The velocity changes at material points `at` that impulses `sources` (each at a
@@ -716,7 +711,7 @@ impl CoupledSolid for ReducedBody {
     }
 
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
-        let lambda = self.spread(points, impulses);
+        let lambda = self.particle_impulses(self.material_points(points).into_iter().zip(impulses.iter().copied()));
         self.apply_particle_impulses(&lambda);
     }
 }
@@ -770,8 +765,7 @@ impl ContactBody for ReducedBody {
     }
 
     fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
-        let mut lambda = vec![Vec3::zeros(); self.model.particles()];
-        Self::spread_at(&self.material_point(x), j, &mut lambda);
+        let lambda = self.particle_impulses([(self.material_point(x), *j)]);
         self.apply_particle_impulses(&lambda);
     }
 }

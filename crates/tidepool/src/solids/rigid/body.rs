@@ -199,9 +199,7 @@ impl RigidBody {
 
     /// Where the body will be after `dt` with its current velocity plus `extra_velocity` (a
     /// kinematic body: with its prescribed velocities, exactly): the centre of mass moves by
-    /// `dt v`, the orientation by the second-order update
-    /// `q <- q^(dt w + dt^2/2 I^-1 (L x w)) q` (Shinar thesis 3.4.1), whose extra term is the
-    /// change of `w` over the step at fixed `L`.
+    /// `dt v`, the orientation by the second-order update of [`turned`].
     pub fn pose_after(&self, dt: Real, extra_velocity: &Vec3) -> Pose {
         match self.kind {
             BodyKind::Static => return self.pose(),
@@ -213,11 +211,9 @@ impl RigidBody {
             }
             BodyKind::Dynamic => {}
         }
-        let w = self.angular_velocity();
-        let rotation = dt * w + 0.5 * dt * dt * self.inverse_inertia() * self.angular_momentum.cross(&w);
         Pose {
             position: self.position + dt * (self.velocity + extra_velocity),
-            orientation: Quat::from_scaled_axis(rotation) * self.orientation,
+            orientation: turned(&self.orientation, dt, &self.angular_velocity(), &self.inverse_inertia(), &self.angular_momentum),
         }
     }
 
@@ -243,6 +239,14 @@ impl RigidBody {
         }
         0.5 * self.mass * self.velocity.norm_squared() + 0.5 * self.angular_momentum.dot(&self.angular_velocity())
     }
+}
+
+/// `orientation` turned over `dt` by the second-order update
+/// `q <- q^(dt w + dt^2/2 I^-1 (L x w)) q` for angular velocity `w`, inverse inertia `I^-1`
+/// and angular momentum `L = I w` (Shinar thesis 3.4.1): the extra term is the change of `w`
+/// over the step at fixed `L`.
+pub fn turned(orientation: &Quat, dt: Real, w: &Vec3, inverse_inertia: &Mat3, momentum: &Vec3) -> Quat {
+    Quat::from_scaled_axis(dt * w + 0.5 * dt * dt * inverse_inertia * momentum.cross(w)) * orientation
 }
 
 impl ContactBody for RigidBody {
