@@ -126,7 +126,7 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
     let mut loaded = match args.scene.as_deref() {
         Some(path) => match scene::load_any(path)? {
             AnyScene::Surface(loaded) => return run_surface(&loaded, path, &args, threads),
-            AnyScene::Liquid(loaded) => loaded,
+            AnyScene::Liquid(loaded) => *loaded,
         },
         None => scene::load_default()?,
     };
@@ -170,15 +170,10 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         });
     }
     let first = driver.world.clock.frame;
-    let bar = ProgressBar::with_draw_target(Some((last_frame - first.min(last_frame)) as u64), if args.quiet {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
-    });
+    let bar =
+        ProgressBar::with_draw_target(Some((last_frame - first.min(last_frame)) as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
     bar.set_style(
-        ProgressStyle::with_template("frame {msg} [{bar:28.cyan/blue}] {pos}/{len} | {elapsed_precise} elapsed, ETA {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template("frame {msg} [{bar:28.cyan/blue}] {pos}/{len} | {elapsed_precise} elapsed, ETA {eta}").expect("valid template").progress_chars("=> "),
     );
     let outcome = driver.run(last_frame, &stop, &mut |p| {
         bar.set_position((p.frame - 1 - first) as u64);
@@ -196,10 +191,7 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             Ok(EXIT_OK)
         }
         RunOutcome::Interrupted { frame } => {
-            eprintln!(
-                "tidepool: interrupted; frames up to {frame} are in {}. Continue with `--resume`.",
-                dir.display()
-            );
+            eprintln!("tidepool: interrupted; frames up to {frame} are in {}. Continue with `--resume`.", dir.display());
             Ok(EXIT_INTERRUPTED)
         }
     }
@@ -219,7 +211,9 @@ fn run_flip(loaded: &LoadedScene, dir: &Path, args: &RunArgs, threads: usize) ->
         eprintln!("tidepool: writing frames to {}", dir.display());
     }
     let bar = ProgressBar::with_draw_target(Some(frames as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
-    bar.set_style(ProgressStyle::with_template("frame {pos}/{len} [{bar:28.cyan/blue}] {msg} | {elapsed_precise} elapsed, ETA {eta}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("frame {pos}/{len} [{bar:28.cyan/blue}] {msg} | {elapsed_precise} elapsed, ETA {eta}").expect("valid template").progress_chars("=> "),
+    );
     tidepool::output::flip::run(loaded, dir, frames, |s| {
         bar.set_position(s.frame as u64);
         bar.set_message(format!("{} particles, {} substeps", s.particle_count, s.substeps));
@@ -271,7 +265,7 @@ fn run_surface(loaded: &LoadedSurfaceScene, path: &Path, args: &RunArgs, threads
 
 fn check(path: &Path) -> anyhow::Result<u8> {
     let loaded = match scene::load_any(path)? {
-        AnyScene::Liquid(loaded) => loaded,
+        AnyScene::Liquid(loaded) => *loaded,
         AnyScene::Surface(loaded) => {
             let flow = &loaded.flow;
             let [nx, nz] = flow.sheet.dims;
@@ -329,7 +323,15 @@ fn check(path: &Path) -> anyhow::Result<u8> {
     }
     for a in &world.reduced {
         if !a.joints.is_empty() {
-            let _ = writeln!(out, "joints     {}: {} sub-bodies, {} point joints, {} actuation points, skin {:.3} m", a.name, a.bodies.len(), a.joints.len(), a.actuators.len(), a.skin);
+            let _ = writeln!(
+                out,
+                "joints     {}: {} sub-bodies, {} point joints, {} actuation points, skin {:.3} m",
+                a.name,
+                a.bodies.len(),
+                a.joints.len(),
+                a.actuators.len(),
+                a.skin
+            );
         } else if !a.actuators.is_empty() {
             let _ = writeln!(out, "actuation  {}: {} points", a.name, a.actuators.len());
         }
@@ -340,7 +342,8 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         let _ = writeln!(out, "models     {} deformable model{plural} shared by {} bodies", models.len(), world.reduced_bodies().count());
     }
     let _ = writeln!(out, "memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
-    let _ = writeln!(out, 
+    let _ = writeln!(
+        out,
         "time step  {} at rest; about {:.2} ms once liquid falls the domain height ({} frames of {:.2} ms)",
         if dt.is_finite() { format!("{:.2} ms", dt * 1e3) } else { "unbounded".into() },
         dt_moving * 1e3,
@@ -357,7 +360,14 @@ fn check_flip(path: &Path, loaded: &LoadedScene) -> anyhow::Result<u8> {
     let grid = loaded.grid;
     let scene = &loaded.scene;
     let flip = &scene.liquid.flip;
-    let (particles, memory) = tidepool::fluids::flip::estimate_memory(&grid, &loaded.regions, &loaded.sources, &scene.liquid.source, flip.particles_per_cell as usize, scene.simulation.frames as f64 / scene.simulation.fps);
+    let (particles, memory) = tidepool::fluids::flip::estimate_memory(
+        &grid,
+        &loaded.regions,
+        &loaded.sources,
+        &scene.liquid.source,
+        flip.particles_per_cell as usize,
+        scene.simulation.frames as f64 / scene.simulation.fps,
+    );
     let world = tidepool::fluids::flip::FlipWorld::from_scene(loaded);
     let [nx, ny, nz] = grid.dims;
     let mut out = String::new();
@@ -367,7 +377,13 @@ fn check_flip(path: &Path, loaded: &LoadedScene) -> anyhow::Result<u8> {
     };
     let _ = writeln!(out, "scene      {}: valid (FLIP, {mode} incompressibility)", path.display());
     let _ = writeln!(out, "grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
-    let _ = writeln!(out, "liquid     {} particles of {:.4} kg ({:.3} kg) initially; up to about {particles} with the sources", world.positions.len(), world.particle_mass, world.liquid_mass());
+    let _ = writeln!(
+        out,
+        "liquid     {} particles of {:.4} kg ({:.3} kg) initially; up to about {particles} with the sources",
+        world.positions.len(),
+        world.particle_mass,
+        world.liquid_mass()
+    );
     let _ = writeln!(out, "memory     about {:.1} MiB (estimate)", memory as f64 / 1048576.0);
     let _ = writeln!(out, "time step  {:.2} ms at rest ({} frames of {:.2} ms)", world.cfl_dt() * 1e3, scene.simulation.frames, 1e3 / scene.simulation.fps);
     print_stdout(&out)?;
@@ -389,9 +405,7 @@ fn bench(cases: &[String], threads: Option<usize>) -> anyhow::Result<u8> {
     let names: Vec<String> = if cases.is_empty() { tidepool::bench::CASES.iter().map(|s| s.to_string()).collect() } else { cases.to_vec() };
     let mut results = Vec::new();
     for name in &names {
-        let result = tidepool::bench::run_case(name).ok_or_else(|| {
-            UsageError(format!("unknown benchmark case `{name}`; known: {}", tidepool::bench::CASES.join(", ")))
-        })?;
+        let result = tidepool::bench::run_case(name).ok_or_else(|| UsageError(format!("unknown benchmark case `{name}`; known: {}", tidepool::bench::CASES.join(", "))))?;
         results.push(result);
     }
     let report = serde_json::json!({

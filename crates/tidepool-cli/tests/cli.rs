@@ -91,10 +91,7 @@ fn ctrl_c_finishes_the_frame_and_resume_completes_the_run() {
     let dir = temp("interrupt");
     let scene = write_scene(&dir, 400, "");
     let out_dir = dir.join("o");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tidepool"))
-        .args(["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--quiet"])
-        .spawn()
-        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tidepool")).args(["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--quiet"]).spawn().unwrap();
     let start = Instant::now();
     while stats_lines(&out_dir) < 3 {
         assert!(start.elapsed() < Duration::from_secs(60), "no frames written");
@@ -105,7 +102,7 @@ fn ctrl_c_finishes_the_frame_and_resume_completes_the_run() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let written = stats_lines(&out_dir);
-    assert!(written >= 3 && written < 401, "{written} frames");
+    assert!((3..401).contains(&written), "{written} frames");
     // Every written frame is complete: its stats line parses and its surface exists.
     let last = written - 1;
     let stats = std::fs::read_to_string(out_dir.join("stats.jsonl")).unwrap();

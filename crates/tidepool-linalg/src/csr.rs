@@ -5,7 +5,6 @@ use crate::reduce::PARALLEL_MIN;
 use crate::{LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
-
 /// A square sparse matrix in compressed sparse row form (both triangles stored).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CsrMatrix {

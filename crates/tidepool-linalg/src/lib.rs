@@ -20,16 +20,20 @@ pub mod pcg;
 pub mod reduce;
 pub mod stencil;
 
-pub use pcg::{pcg, PcgInfo, PcgParams};
 pub use cholesky::SparseCholesky;
 pub use csr::{CsrMatrix, Jacobi};
 pub use mprgp::{largest_eigenvalue, mprgp, FreeSetPreconditioner, MprgpInfo, MprgpParams, NoPreconditioner};
+pub use pcg::{pcg, PcgInfo, PcgParams};
 pub use stencil::{FreeSetMic0, Mic0, Stencil7};
 
 /// A symmetric linear operator `y = A x` on vectors of length [`LinearOperator::len`].
 pub trait LinearOperator: Sync {
     /// Number of rows (and columns).
     fn len(&self) -> usize;
+    /// Whether the operator acts on empty vectors.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// `y = A x`. `y` is fully overwritten.
     fn apply(&self, x: &[f64], y: &mut [f64]);
     /// Removes from `x` its component in the operator's nullspace (no-op when `A` is

@@ -60,7 +60,8 @@ where
     for iteration in 1..=params.max_iterations {
         a.apply(&s, &mut q);
         let sq = dot(&s, &q);
-        if !(sq > 0.0) || !rho.is_finite() {
+        // Not positive, or NaN: the operator is not positive definite on this direction.
+        if sq.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) || !rho.is_finite() {
             return PcgInfo { iterations: iteration, relative_residual: relative, converged: false };
         }
         let alpha = rho / sq;

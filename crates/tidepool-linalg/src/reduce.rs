@@ -20,11 +20,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     if a.len() <= CHUNK {
         return a.iter().zip(b).map(|(p, q)| p * q).sum();
     }
-    let partial: Vec<f64> = a
-        .par_chunks(CHUNK)
-        .zip(b.par_chunks(CHUNK))
-        .map(|(x, y)| x.iter().zip(y).map(|(p, q)| p * q).sum())
-        .collect();
+    let partial: Vec<f64> = a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).map(|(x, y)| x.iter().zip(y).map(|(p, q)| p * q).sum()).collect();
     partial.iter().sum()
 }
 
@@ -39,10 +35,7 @@ where
     F: Fn(usize) -> f64 + Sync,
 {
     let chunks = n.div_ceil(CHUNK);
-    let partial: Vec<f64> = (0..chunks)
-        .into_par_iter()
-        .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(&f).sum())
-        .collect();
+    let partial: Vec<f64> = (0..chunks).into_par_iter().map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(&f).sum()).collect();
     partial.iter().sum()
 }
 

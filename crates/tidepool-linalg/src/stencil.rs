@@ -28,12 +28,7 @@ impl Stencil7 {
     /// An all-zero (all-inactive) matrix.
     pub fn zeros(dims: [usize; 3]) -> Self {
         let n = dims[0] * dims[1] * dims[2];
-        Stencil7 {
-            dims,
-            diag: vec![0.0; n],
-            plus: [vec![0.0; n], vec![0.0; n], vec![0.0; n]],
-            floating: Vec::new(),
-        }
+        Stencil7 { dims, diag: vec![0.0; n], plus: [vec![0.0; n], vec![0.0; n], vec![0.0; n]], floating: Vec::new() }
     }
 
     /// Index strides along x, y and z.
@@ -373,12 +368,7 @@ mod tests {
         a.apply(&x, &mut ax);
         let r: Vec<f64> = b.iter().zip(&ax).map(|(p, q)| p - q).collect();
         assert!(norm2(&r) / norm2(&b) <= 1e-8 * 1.01);
-        assert!(
-            info.iterations * 2 < cg.iterations,
-            "MIC(0) {} iterations vs CG {}",
-            info.iterations,
-            cg.iterations
-        );
+        assert!(info.iterations * 2 < cg.iterations, "MIC(0) {} iterations vs CG {}", info.iterations, cg.iterations);
     }
 
     #[test]

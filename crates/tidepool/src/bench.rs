@@ -301,9 +301,8 @@ pub fn peak_resident_bytes() -> Option<u64> {
 
 /// A description of this machine for benchmark records.
 pub fn machine() -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()));
+    let cpu =
+        std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()));
     json!({
         "cpu": cpu,
         "logical_cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),

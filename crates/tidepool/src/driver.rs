@@ -130,12 +130,7 @@ impl Driver {
 
     /// Computes frames until `last_frame`. `stop` is polled between frames: when set, the frame
     /// in progress is finished and written, then the run returns [`RunOutcome::Interrupted`].
-    pub fn run(
-        &mut self,
-        last_frame: u32,
-        stop: &AtomicBool,
-        progress: &mut dyn FnMut(&Progress),
-    ) -> Result<RunOutcome> {
+    pub fn run(&mut self, last_frame: u32, stop: &AtomicBool, progress: &mut dyn FnMut(&Progress)) -> Result<RunOutcome> {
         while self.world.clock.frame < last_frame {
             let record = self.advance_frame(last_frame, progress)?;
             self.emit(&record)?;
@@ -161,17 +156,9 @@ impl Driver {
             let dt_cfl = world.cfl_dt();
             let dt = remaining / (remaining / dt_cfl).ceil().max(1.0);
             if dt < MIN_DT {
-                return Err(Error::BlowUp {
-                    frame,
-                    time: world.clock.time,
-                    reason: format!("the CFL condition asks for substeps shorter than {MIN_DT} s"),
-                });
+                return Err(Error::BlowUp { frame, time: world.clock.time, reason: format!("the CFL condition asks for substeps shorter than {MIN_DT} s") });
             }
-            let report = pipeline::step(world, dt).map_err(|reason| Error::BlowUp {
-                frame,
-                time: world.clock.time,
-                reason,
-            })?;
+            let report = pipeline::step(world, dt).map_err(|reason| Error::BlowUp { frame, time: world.clock.time, reason })?;
             record.substeps += 1;
             record.pressure_iterations += report.projection.iterations;
             record.pressure_residual = record.pressure_residual.max(report.projection.residual);

@@ -67,12 +67,7 @@ impl SceneError {
     /// An error with its message folded onto one line (messages from mesh and TOML parsers may
     /// span several).
     pub fn new(file: &str, position: Option<(usize, usize)>, key: Option<String>, message: &str) -> Self {
-        SceneError {
-            file: file.to_string(),
-            position,
-            key,
-            message: message.split_whitespace().collect::<Vec<_>>().join(" "),
-        }
+        SceneError { file: file.to_string(), position, key, message: message.split_whitespace().collect::<Vec<_>>().join(" ") }
     }
 }
 

@@ -16,11 +16,11 @@
 //!    moves with a body the floor has stopped; velocity extension;
 //! 7. checks: a non-finite value or a speed above `simulation.max_speed` is a blow-up.
 
-use crate::fluids::eulerian::projection::ProjectionReport;
 use crate::coupling::CoupledSolid;
+use crate::fluids::eulerian::projection::ProjectionReport;
 use crate::math::{Real, Vec3};
-use crate::solids::reduced::articulated::Articulated;
 use crate::solids::contact::{self, ContactBody};
+use crate::solids::reduced::articulated::Articulated;
 use crate::solids::rigid::{self, RigidBody};
 use crate::world::World;
 use serde::Serialize;
@@ -205,20 +205,12 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
             return Err(format!("body `{}` has a non-finite position or velocity", body.name));
         }
         if body.velocity.norm() > world.settings.max_speed {
-            return Err(format!(
-                "body `{}` reached {:.3} m/s, above simulation.max_speed = {} m/s",
-                body.name,
-                body.velocity.norm(),
-                world.settings.max_speed
-            ));
+            return Err(format!("body `{}` reached {:.3} m/s, above simulation.max_speed = {} m/s", body.name, body.velocity.norm(), world.settings.max_speed));
         }
     }
     let speed = liquid.max_speed();
     if speed > world.settings.max_speed {
-        return Err(format!(
-            "the liquid reached {speed:.3} m/s, above simulation.max_speed = {} m/s",
-            world.settings.max_speed
-        ));
+        return Err(format!("the liquid reached {speed:.3} m/s, above simulation.max_speed = {} m/s", world.settings.max_speed));
     }
     Ok(StepReport { dt, projection: liquid.last_projection, impulse_on_liquid: coupling.impulse_on_liquid, timings })
 }

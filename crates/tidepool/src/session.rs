@@ -11,10 +11,7 @@ use std::path::{Path, PathBuf};
 /// The output directory a scene writes to: `override_dir`, else the scene's
 /// `output.directory`, else `out/<scene name>`.
 pub fn output_directory(loaded: &LoadedScene, override_dir: Option<&Path>) -> PathBuf {
-    override_dir
-        .map(Path::to_path_buf)
-        .or_else(|| loaded.scene.output.directory.as_ref().map(PathBuf::from))
-        .unwrap_or_else(|| Path::new("out").join(&loaded.name))
+    override_dir.map(Path::to_path_buf).or_else(|| loaded.scene.output.directory.as_ref().map(PathBuf::from)).unwrap_or_else(|| Path::new("out").join(&loaded.name))
 }
 
 /// Builds the world, restores the newest checkpoint of `dir` when `resume` is set, writes the

@@ -1,14 +1,14 @@
 //! The state of one simulation. No loop and no I/O here.
 
+use crate::coupling::CoupledSolid;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams, LiquidSource};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
-use crate::scene::{BodySetup, LoadedScene, Operation, ReducedSetup};
 use crate::scene::Boundary;
-use crate::coupling::CoupledSolid;
+use crate::scene::{BodySetup, LoadedScene, Operation, ReducedSetup};
+use crate::solids::contact::StaticGeometry;
 use crate::solids::reduced::articulated::Articulated;
 use crate::solids::reduced::body::ReducedBody;
-use crate::solids::contact::StaticGeometry;
 use crate::solids::rigid::{BodyKind, Material, RigidBody};
 use crate::solids::StaticSolids;
 use tidepool_linalg::PcgParams;

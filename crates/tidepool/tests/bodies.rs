@@ -11,14 +11,20 @@ use tidepool::world::World;
 /// density 500 kg/m^3 given by `shape`. Runs 3 s and returns the body's submerged volume
 /// fraction every frame, from the height of the water far from it and `fraction(draft)`.
 fn floating(shape: &str, bottom_offset: Real, fraction: impl Fn(Real) -> Real) -> Vec<Real> {
-    let loaded = common::tank("frames = 72", [1.0, 0.5, 0.6], 50, 0.3, &format!(
-        r#"
+    let loaded = common::tank(
+        "frames = 72",
+        [1.0, 0.5, 0.6],
+        50,
+        0.3,
+        &format!(
+            r#"
 [[body]]
 name = "floater"
 shape.{shape}
 density = 500.0
 "#
-    ));
+        ),
+    );
     let mut fractions = Vec::new();
     common::each_frame(&loaded, 72, |world, record| {
         if record.frame > 0 {
@@ -57,14 +63,20 @@ fn floating_ball_displaces_its_weight_of_water() {
 /// `shape` of the given density released at rest; runs `frames` frames at 24 per second and
 /// returns the final world and the per-frame records.
 fn body_in_tank(density: Real, shape: &str, frames: u32) -> (World, Vec<tidepool::driver::FrameRecord>) {
-    let loaded = common::tank(&format!("frames = {frames}"), [0.6, 0.6, 0.3], 30, 0.4, &format!(
-        r#"
+    let loaded = common::tank(
+        &format!("frames = {frames}"),
+        [0.6, 0.6, 0.3],
+        30,
+        0.4,
+        &format!(
+            r#"
 [[body]]
 name = "body"
 shape.{shape}
 density = {density}
 "#
-    ));
+        ),
+    );
     common::simulate(&loaded, frames)
 }
 
@@ -123,7 +135,12 @@ fn extreme_density_ratios_stay_stable() {
 /// round-off, every substep.
 #[test]
 fn ball_and_liquid_exchange_equal_and_opposite_impulses_every_substep() {
-    let loaded = common::tank("frames = 1\ngravity = [0.0, 0.0, 0.0]", [0.6, 0.6, 0.3], 30, 0.45, r#"
+    let loaded = common::tank(
+        "frames = 1\ngravity = [0.0, 0.0, 0.0]",
+        [0.6, 0.6, 0.3],
+        30,
+        0.45,
+        r#"
 [[body]]
 name = "ball"
 shape.sphere = { center = [0.2, 0.25, 0.15], radius = 0.06 }
@@ -151,7 +168,12 @@ velocity = [0.8, 0.3, 0.0]
 /// would move it by `dt v^1`, twice as far.
 #[test]
 fn positions_advance_with_the_half_step_velocity() {
-    let loaded = common::tank("frames = 1", [0.6, 0.6, 0.3], 30, 0.4, r#"
+    let loaded = common::tank(
+        "frames = 1",
+        [0.6, 0.6, 0.3],
+        30,
+        0.4,
+        r#"
 [[body]]
 name = "ball"
 shape.sphere = { center = [0.3, 0.25, 0.15], radius = 0.06 }
@@ -172,7 +194,12 @@ density = 2000.0
 /// at least about `-rho V_submerged v` once the flow is set up), and no water is lost.
 #[test]
 fn kinematic_paddle_moves_as_prescribed_and_pushes_the_water() {
-    let loaded = common::tank("frames = 24", [1.0, 0.5, 0.3], 40, 0.25, r#"
+    let loaded = common::tank(
+        "frames = 24",
+        [1.0, 0.5, 0.3],
+        40,
+        0.25,
+        r#"
 [[body]]
 name = "paddle"
 kind = "kinematic"
@@ -197,7 +224,12 @@ angular_velocity = [0.0, 0.5, 0.0]
 /// gives for its weight, `m / (rho L W)`, and its hollow stays dry.
 #[test]
 fn thin_walled_boat_floats_dry_at_its_archimedes_draft() {
-    let loaded = common::tank("frames = 36", [1.2, 0.6, 0.6], 48, 0.25, r#"
+    let loaded = common::tank(
+        "frames = 36",
+        [1.2, 0.6, 0.6],
+        48,
+        0.25,
+        r#"
 [[body]]
 name = "boat"
 shape.open-box = { min = [0.4, 0.225, 0.15], max = [0.8, 0.375, 0.45], wall = 0.05 }
@@ -234,18 +266,24 @@ fn shell_bowl_floats_dry_at_its_archimedes_draft() {
     let path = std::env::temp_dir().join(format!("tidepool-bowl-{}.obj", std::process::id()));
     std::fs::write(&path, bowl_obj(r, 48, 16)).unwrap();
     let rim = Vec3::new(0.6, 0.37, 0.3);
-    let loaded = common::tank("frames = 36", [1.2, 0.6, 0.6], 48, 0.25, &format!(
-        r#"
+    let loaded = common::tank(
+        "frames = 36",
+        [1.2, 0.6, 0.6],
+        48,
+        0.25,
+        &format!(
+            r#"
 [[body]]
 name = "bowl"
 shape.shell = {{ path = "{}", thickness = {t}, translate = [{}, {}, {}] }}
 density = 250.0
 "#,
-        path.display(),
-        rim.x,
-        rim.y,
-        rim.z
-    ));
+            path.display(),
+            rim.x,
+            rim.y,
+            rim.z
+        ),
+    );
     std::fs::remove_file(&path).unwrap();
     let bowl = World::build(&loaded).bodies.remove(0);
     let outer = r + 0.5 * t;
@@ -301,7 +339,12 @@ fn bowl_obj(r: Real, segments: usize, rings: usize) -> String {
 /// frame, whatever the water does.
 #[test]
 fn kinematic_body_follows_its_path() {
-    let loaded = common::tank("frames = 24", [1.0, 0.5, 0.4], 30, 0.2, r#"
+    let loaded = common::tank(
+        "frames = 24",
+        [1.0, 0.5, 0.4],
+        30,
+        0.2,
+        r#"
 [[body]]
 name = "plunger"
 kind = "kinematic"

@@ -53,8 +53,11 @@ fn run(loaded: &LoadedScene, dir: &Path, resume: bool) -> Result<RunOutcome, Err
     driver.run(loaded.scene.simulation.frames, &common::never(), &mut |_| {})
 }
 
-/// The velocity-carrying binary PLY as ply-rs reads it: (positions, velocities, triangles).
-fn read_ply(path: &Path) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<Vec<i32>>) {
+/// A mesh as read back: positions, velocities, triangles.
+type ReadMesh = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<Vec<i32>>);
+
+/// The velocity-carrying binary PLY as ply-rs reads it.
+fn read_ply(path: &Path) -> ReadMesh {
     use ply_rs_bw::parser::Parser;
     use ply_rs_bw::ply::{DefaultElement, Property};
     let mut file = std::io::BufReader::new(std::fs::File::open(path).unwrap());

@@ -96,7 +96,11 @@ fn assembled_matrix_is_symmetric_with_cut_cells() {
         (0..grid.cell_count())
             .map(|c| {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                if liquid.as_slice()[c] { (s >> 11) as Real / (1u64 << 53) as Real - 0.5 } else { 0.0 }
+                if liquid.as_slice()[c] {
+                    (s >> 11) as Real / (1u64 << 53) as Real - 0.5
+                } else {
+                    0.0
+                }
             })
             .collect::<Vec<Real>>()
     };

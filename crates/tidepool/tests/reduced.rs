@@ -11,9 +11,8 @@ use tidepool::world::World;
 fn mesh_share_below(body: &tidepool::solids::reduced::body::ReducedBody, level: Real) -> Real {
     let x = body.positions();
     let k = 10;
-    let lattice: Vec<[Real; 4]> = (0..=k)
-        .flat_map(|a| (0..=k - a).flat_map(move |b| (0..=k - a - b).map(move |c| [a, b, c, k - a - b - c].map(|n| n as Real / k as Real))))
-        .collect();
+    let lattice: Vec<[Real; 4]> =
+        (0..=k).flat_map(|a| (0..=k - a).flat_map(move |b| (0..=k - a - b).map(move |c| [a, b, c, k - a - b - c].map(|n| n as Real / k as Real)))).collect();
     let (mut below, mut total) = (0.0, 0.0);
     for tet in &body.model.mesh.tets {
         let p = tet.map(|v| x[v as usize]);
@@ -30,13 +29,19 @@ fn mesh_share_below(body: &tidepool::solids::reduced::body::ReducedBody, level: 
 /// mesh's volume is under water within 3%; and it deforms on the way.
 #[test]
 fn floating_reduced_ball_displaces_its_weight_of_water() {
-    let loaded = common::tank("frames = 72", [1.0, 0.5, 0.6], 50, 0.3, r#"
+    let loaded = common::tank(
+        "frames = 72",
+        [1.0, 0.5, 0.6],
+        50,
+        0.3,
+        r#"
 [[body]]
 name = "soft ball"
 shape.sphere = { center = [0.5, 0.31, 0.3], radius = 0.1 }
 density = 500.0
 deformable = { young = 2e5, modes = 6, damping = 0.005, spacing = 0.02 }
-"#);
+"#,
+    );
     let mut fractions = Vec::new();
     let mut energy: Real = 0.0;
     common::each_frame(&loaded, 72, |world, record| {
@@ -59,13 +64,19 @@ deformable = { young = 2e5, modes = 6, damping = 0.005, spacing = 0.02 }
 #[test]
 fn reduced_body_without_modes_moves_as_the_rigid_body() {
     use tidepool::solids::rigid::{BodyKind, Material, RigidBody};
-    let loaded = common::tank("frames = 12", [0.6, 0.5, 0.6], 24, 0.3, r#"
+    let loaded = common::tank(
+        "frames = 12",
+        [0.6, 0.5, 0.6],
+        24,
+        0.3,
+        r#"
 [[body]]
 name = "ball"
 shape.sphere = { center = [0.31, 0.33, 0.29], radius = 0.08 }
 density = 600.0
 deformable = { young = 1e5, modes = 0, spacing = 0.025 }
-"#);
+"#,
+    );
     let mut reduced = World::build(&loaded);
     let mut rigid = World::build(&loaded);
     let body = rigid.reduced.remove(0).bodies.remove(0);
@@ -82,7 +93,12 @@ deformable = { young = 1e5, modes = 0, spacing = 0.025 }
         tidepool::pipeline::step(&mut reduced, dt).unwrap();
         tidepool::pipeline::step(&mut rigid, dt).unwrap();
         let (a, b) = (&reduced.reduced[0].bodies[0], &rigid.bodies[0]);
-        let apart = [(a.position - b.position).norm(), (a.velocity - b.velocity).norm(), (a.angular_velocity() - b.angular_velocity()).norm() * 0.08, a.orientation.angle_to(&b.orientation) * 0.08];
+        let apart = [
+            (a.position - b.position).norm(),
+            (a.velocity - b.velocity).norm(),
+            (a.angular_velocity() - b.angular_velocity()).norm() * 0.08,
+            a.orientation.angle_to(&b.orientation) * 0.08,
+        ];
         assert!(apart.iter().all(|d| *d < 1e-9), "step {step}: apart by {apart:?}");
     }
     assert!(reduced.reduced[0].bodies[0].velocity.norm() > 0.01, "the ball never moved");
@@ -94,7 +110,12 @@ deformable = { young = 1e5, modes = 0, spacing = 0.025 }
 /// centre of mass; two starfish (triangle meshes built where they are placed) share theirs.
 #[test]
 fn turned_copies_share_one_model() {
-    let loaded = common::tank("frames = 1", [1.0, 0.5, 0.6], 25, 0.2, r#"
+    let loaded = common::tank(
+        "frames = 1",
+        [1.0, 0.5, 0.6],
+        25,
+        0.2,
+        r#"
 [[body]]
 name = "flat"
 shape.torus = { center = [0.3, 0.3, 0.3], axis = [0.0, 1.0, 0.0], major = 0.1, minor = 0.04 }
@@ -119,7 +140,8 @@ name = "star two"
 shape.starfish = { center = [0.71, 0.13, 0.33], radius = 0.1, thickness = 0.04 }
 density = 1200.0
 deformable = { young = 1e5, modes = 4, spacing = 0.02 }
-"#);
+"#,
+    );
     let world = World::build(&loaded);
     let (flat, upright) = (&world.reduced[0].bodies[0], &world.reduced[1].bodies[0]);
     assert!(std::sync::Arc::ptr_eq(&flat.model, &upright.model), "the tori hold different models");
@@ -137,14 +159,20 @@ deformable = { young = 1e5, modes = 4, spacing = 0.02 }
 /// the bell's diameter of each other at every frame, while the bell deforms and the arms swing.
 #[test]
 fn jellyfish_joints_hold_through_a_five_second_swim() {
-    let loaded = common::tank("frames = 120\nfps = 24", [0.8, 1.0, 0.8], 25, 0.9, r#"
+    let loaded = common::tank(
+        "frames = 120\nfps = 24",
+        [0.8, 1.0, 0.8],
+        25,
+        0.9,
+        r#"
 [[body]]
 name = "jelly"
 shape.jellyfish = { center = [0.4, 0.45, 0.4], radius = 0.2 }
 density = 930.0
 deformable = { young = 1e5, poisson = 0.45, modes = 6, damping = 0.01, spacing = 0.03 }
 actuation = { profile = "sine", frequency = 1.0, force = 6.0 }
-"#);
+"#,
+    );
     let (mut separation, mut energy, mut swing): (Real, Real, Real) = (0.0, 0.0, 0.0);
     let start = World::build(&loaded).reduced[0].bodies.iter().map(|b| b.orientation).collect::<Vec<_>>();
     common::each_frame(&loaded, 120, |world, _| {
@@ -176,12 +204,14 @@ fn deformable_body_from_a_tetgen_file() {
     let dir = common::temp_dir("tetgen");
     let block = TetMesh::box_grid(&Vec3::zeros(), &Vec3::new(0.2, 0.1, 0.1), [4, 2, 2]);
     write_tetgen(&block, &dir.join("block"));
-    let scene = |file: &str| format!(
-        "[simulation]\nframes = 1\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.6, 0.5, 0.6]\nresolution = 24\n\
+    let scene = |file: &str| {
+        format!(
+            "[simulation]\nframes = 1\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.6, 0.5, 0.6]\nresolution = 24\n\
          [[body]]\nshape.mesh = {{ path = {:?}, translate = [0.2, 0.2, 0.25] }}\ndensity = 500.0\n\
          deformable = {{ young = 1e5, modes = 4 }}\n",
-        dir.join(file).display().to_string()
-    );
+            dir.join(file).display().to_string()
+        )
+    };
     let loaded = common::load(&scene("block.node"));
     let world = World::build(&loaded);
     let body = &world.reduced[0].bodies[0];

@@ -9,13 +9,7 @@ const G: Real = 9.81;
 
 /// A floor at y = 0 (the only closed side of a large domain) with the given material.
 fn floor(material: Material) -> StaticGeometry {
-    StaticGeometry {
-        min: Vec3::new(-10.0, 0.0, -10.0),
-        max: Vec3::new(10.0, 10.0, 10.0),
-        walls: [[false, false], [true, false], [false, false]],
-        obstacles: Vec::new(),
-        material,
-    }
+    StaticGeometry { min: Vec3::new(-10.0, 0.0, -10.0), max: Vec3::new(10.0, 10.0, 10.0), walls: [[false, false], [true, false], [false, false]], obstacles: Vec::new(), material }
 }
 
 /// A cube of side `size` and density 500 kg/m^3 whose lowest corner is `corner`.
@@ -65,8 +59,7 @@ fn stack_of_five_boxes_stands_for_five_seconds() {
     let material = Material { restitution: 0.0, friction: 0.5 };
     let statics = floor(material);
     let size = 0.2;
-    let mut bodies: Vec<RigidBody> =
-        (0..5).map(|i| cube(&format!("box{i}"), Vec3::new(-0.1, i as Real * size, -0.1), size, material)).collect();
+    let mut bodies: Vec<RigidBody> = (0..5).map(|i| cube(&format!("box{i}"), Vec3::new(-0.1, i as Real * size, -0.1), size, material)).collect();
     let start: Vec<Vec3> = bodies.iter().map(|b| b.position).collect();
     let dt = 1.0 / 240.0;
     for _ in 0..1200 {

@@ -633,12 +633,7 @@ pub fn project(
 ) -> ([Array3<bool>; 3], CouplingReport) {
     let to_scaled = dt / (density * grid.dx);
     let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
-    let mut solution: Vec<Real> = pressure
-        .as_slice()
-        .iter()
-        .zip(unknown.as_slice())
-        .map(|(p, &l)| if l { p * to_scaled } else { 0.0 })
-        .collect();
+    let mut solution: Vec<Real> = pressure.as_slice().iter().zip(unknown.as_slice()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
     solution.resize(system.len(), 0.0);
     let info = {
         let preconditioner = CoupledPreconditioner::new(&system.pressure, &system.faces, system.impulse_diagonal());

@@ -54,7 +54,12 @@ pub fn starfish(center: &Vec3, radius: Real, thickness: Real) -> Creature {
         })
         .chain(std::iter::once((0, *center, -5.0 * Vec3::y())))
         .collect();
-    Creature { parts: vec![("starfish".into(), Shape::mesh(closed_rings(vertices, 2 * rings - 1, around)).expect("the starfish mesh is closed"), 1.0)], joints: Vec::new(), actuators, skin: 0.0 }
+    Creature {
+        parts: vec![("starfish".into(), Shape::mesh(closed_rings(vertices, 2 * rings - 1, around)).expect("the starfish mesh is closed"), 1.0)],
+        joints: Vec::new(),
+        actuators,
+        skin: 0.0,
+    }
 }
 
 /// A jellyfish swimming up (+y): a dome-shaped bell of outer radius `radius` centred at
@@ -68,10 +73,12 @@ pub fn jellyfish(center: &Vec3, radius: Real) -> Creature {
     let steps = 16;
     // The bell's profile (distance from the axis, height) from the top of the outer surface
     // down to the rim and back up the inner surface, revolved about the axis.
-    let mut profile: Vec<(Real, Real)> = (0..=steps).map(|i| {
-        let phi = rim * i as Real / steps as Real;
-        (radius * phi.sin(), radius * phi.cos())
-    }).collect();
+    let mut profile: Vec<(Real, Real)> = (0..=steps)
+        .map(|i| {
+            let phi = rim * i as Real / steps as Real;
+            (radius * phi.sin(), radius * phi.cos())
+        })
+        .collect();
     profile.extend((0..=steps).rev().map(|i| {
         let phi = rim * i as Real / steps as Real;
         ((radius - wall) * phi.sin(), (radius - wall) * phi.cos())

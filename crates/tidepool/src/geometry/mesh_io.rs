@@ -65,9 +65,7 @@ fn read_obj(path: &Path) -> Result<TriMesh, String> {
 fn read_ply(path: &Path) -> Result<TriMesh, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let mut reader = std::io::BufReader::new(file);
-    let ply = Parser::<DefaultElement>::new()
-        .read_ply(&mut reader)
-        .map_err(|e| format!("cannot read PLY: {e}"))?;
+    let ply = Parser::<DefaultElement>::new().read_ply(&mut reader).map_err(|e| format!("cannot read PLY: {e}"))?;
     let number = |p: &Property| -> Option<f64> {
         Some(match *p {
             Property::Char(v) => v as f64,
@@ -96,17 +94,11 @@ fn read_ply(path: &Path) -> Result<TriMesh, String> {
     let faces = ply.payload.get("face").ok_or("the PLY file has no `face` element")?;
     let mut mesh = TriMesh::default();
     for (n, v) in vertices.iter().enumerate() {
-        let coord = |key: &str| {
-            v.get(key).and_then(number).ok_or_else(|| format!("vertex {n} has no numeric `{key}` property"))
-        };
+        let coord = |key: &str| v.get(key).and_then(number).ok_or_else(|| format!("vertex {n} has no numeric `{key}` property"));
         mesh.vertices.push(Vec3::new(coord("x")?, coord("y")?, coord("z")?));
     }
     for (n, f) in faces.iter().enumerate() {
-        let list = f
-            .get("vertex_indices")
-            .or_else(|| f.get("vertex_index"))
-            .and_then(indices)
-            .ok_or_else(|| format!("face {n} has no integer list `vertex_indices`"))?;
+        let list = f.get("vertex_indices").or_else(|| f.get("vertex_index")).and_then(indices).ok_or_else(|| format!("face {n} has no integer list `vertex_indices`"))?;
         if list.len() < 3 || list.iter().any(|&i| i < 0 || i > u32::MAX as i64) {
             return Err(format!("face {n} is not a polygon of valid vertex indices"));
         }

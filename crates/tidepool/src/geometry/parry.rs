@@ -33,9 +33,7 @@ impl MeshDistance {
     /// Builds the query structure. The mesh must be closed and have at least one triangle.
     pub fn new(mesh: &TriMesh) -> Result<Self, String> {
         let vertices = mesh.vertices.iter().map(to_parry).collect();
-        ParryTriMesh::with_flags(vertices, mesh.triangles.clone(), TriMeshFlags::ORIENTED)
-            .map(|mesh| MeshDistance { mesh, signed: true })
-            .map_err(|e| e.to_string())
+        ParryTriMesh::with_flags(vertices, mesh.triangles.clone(), TriMeshFlags::ORIENTED).map(|mesh| MeshDistance { mesh, signed: true }).map_err(|e| e.to_string())
     }
 
     /// Builds the query structure for unsigned distances to any triangle mesh, open or closed.

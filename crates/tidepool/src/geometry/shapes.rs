@@ -155,9 +155,7 @@ impl Shape {
             Shape::Sphere { center, radius } => Shape::Sphere { center: center + offset, radius: *radius },
             Shape::Cylinder { from, to, radius } => Shape::Cylinder { from: from + offset, to: to + offset, radius: *radius },
             Shape::Capsule { from, to, radius } => Shape::Capsule { from: from + offset, to: to + offset, radius: *radius },
-            Shape::Torus { center, axis, major, minor } => {
-                Shape::Torus { center: center + offset, axis: *axis, major: *major, minor: *minor }
-            }
+            Shape::Torus { center, axis, major, minor } => Shape::Torus { center: center + offset, axis: *axis, major: *major, minor: *minor },
             Shape::OpenBox { min, max, wall } => Shape::OpenBox { min: min + offset, max: max + offset, wall: *wall },
             Shape::Mesh { surface, sampled, .. } => {
                 let mut moved = (**surface).clone();
@@ -212,8 +210,7 @@ impl Shape {
             Shape::Box { min, max } => {
                 let e = max - min;
                 let volume = e.x * e.y * e.z;
-                let inertia = Mat3::from_diagonal(&Vec3::new(e.y * e.y + e.z * e.z, e.x * e.x + e.z * e.z, e.x * e.x + e.y * e.y))
-                    * (volume / 12.0);
+                let inertia = Mat3::from_diagonal(&Vec3::new(e.y * e.y + e.z * e.z, e.x * e.x + e.z * e.z, e.x * e.x + e.y * e.y)) * (volume / 12.0);
                 MassProperties { volume, centroid: 0.5 * (min + max), inertia }
             }
             Shape::Sphere { center, radius } => {
@@ -330,15 +327,7 @@ pub struct MassProperties {
 }
 
 fn box_mesh(min: &Vec3, max: &Vec3) -> TriMesh {
-    let vertices = (0..8)
-        .map(|c| {
-            Vec3::new(
-                if c & 1 == 0 { min.x } else { max.x },
-                if c & 2 == 0 { min.y } else { max.y },
-                if c & 4 == 0 { min.z } else { max.z },
-            )
-        })
-        .collect();
+    let vertices = (0..8).map(|c| Vec3::new(if c & 1 == 0 { min.x } else { max.x }, if c & 2 == 0 { min.y } else { max.y }, if c & 4 == 0 { min.z } else { max.z })).collect();
     // Quads (counter-clockwise from outside) for faces -x, +x, -y, +y, -z, +z.
     let quads = [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [2, 6, 7, 3], [0, 2, 3, 1], [4, 5, 7, 6]];
     let triangles = quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]).collect();
@@ -396,9 +385,7 @@ fn cylinder_mesh(from: &Vec3, to: &Vec3, radius: Real, segments: u32) -> TriMesh
 
 fn open_box_mesh(min: &Vec3, max: &Vec3, wall: Real) -> TriMesh {
     let (inner_min, inner_max) = open_box_inside(min, max, wall);
-    let corner = |lo: &Vec3, hi: &Vec3, c: usize| {
-        Vec3::new(if c & 1 == 0 { lo.x } else { hi.x }, if c & 2 == 0 { lo.y } else { hi.y }, if c & 4 == 0 { lo.z } else { hi.z })
-    };
+    let corner = |lo: &Vec3, hi: &Vec3, c: usize| Vec3::new(if c & 1 == 0 { lo.x } else { hi.x }, if c & 2 == 0 { lo.y } else { hi.y }, if c & 4 == 0 { lo.z } else { hi.z });
     // Vertices 0-7: outer box corners; 8-15: the hollow's corners.
     let vertices: Vec<Vec3> = (0..8).map(|c| corner(min, max, c)).chain((0..8).map(|c| corner(&inner_min, &inner_max, c))).collect();
     // Outer faces except the top (counter-clockwise from outside), the hollow's faces except
@@ -442,11 +429,8 @@ fn capsule_mesh(from: &Vec3, to: &Vec3, radius: Real, segments: u32, cap_rings: 
     let mut rings = Vec::new();
     // Latitudes from the bottom pole to the top one; the equator is doubled (one ring per end).
     for r in 1..=2 * cap_rings {
-        let (end, lat) = if r <= cap_rings {
-            (from, -0.5 * PI + 0.5 * PI * r as Real / cap_rings as Real)
-        } else {
-            (to, 0.5 * PI * (r - cap_rings - 1) as Real / cap_rings as Real)
-        };
+        let (end, lat) =
+            if r <= cap_rings { (from, -0.5 * PI + 0.5 * PI * r as Real / cap_rings as Real) } else { (to, 0.5 * PI * (r - cap_rings - 1) as Real / cap_rings as Real) };
         let ring = (0..segments)
             .map(|s| {
                 let a = 2.0 * PI * s as Real / segments as Real;
@@ -566,7 +550,8 @@ mod tests {
     /// inertia in the thin limit), a hemispherical bowl within its faceting.
     #[test]
     fn shells_match_closed_forms() {
-        let rectangle = TriMesh { vertices: vec![Vec3::zeros(), Vec3::new(0.4, 0.0, 0.0), Vec3::new(0.4, 0.0, 0.2), Vec3::new(0.0, 0.0, 0.2)], triangles: vec![[0, 2, 1], [0, 3, 2]] };
+        let rectangle =
+            TriMesh { vertices: vec![Vec3::zeros(), Vec3::new(0.4, 0.0, 0.0), Vec3::new(0.4, 0.0, 0.2), Vec3::new(0.0, 0.0, 0.2)], triangles: vec![[0, 2, 1], [0, 3, 2]] };
         let (area, perimeter) = (0.08, 1.2);
         let t = 0.01;
         let plate = Shape::shell(rectangle.clone(), t).unwrap();

@@ -177,7 +177,6 @@ impl TetMesh {
         }
     }
 
-
     /// The box `[lo, hi]` divided into `cells` cubes (cuboids) per axis, each split into six
     /// tetrahedra around its main diagonal (Kuhn's split, conforming between neighbours):
     /// exactly the box, unlike a lattice cut by a distance.
@@ -381,9 +380,8 @@ pub fn read_tetgen(path: &Path) -> Result<TetMesh, String> {
             .filter(|(_, w)| !w.is_empty())
             .collect()
     };
-    let number = |file: &Path, line: usize, word: &str| -> Result<Real, String> {
-        word.parse::<Real>().map_err(|_| format!("{}:{line}: expected a number, got `{word}`", file.display()))
-    };
+    let number =
+        |file: &Path, line: usize, word: &str| -> Result<Real, String> { word.parse::<Real>().map_err(|_| format!("{}:{line}: expected a number, got `{word}`", file.display())) };
     let node_lines = lines(&nodes);
     let (header_line, header) = node_lines.first().ok_or_else(|| format!("{}: empty file", node_path.display()))?;
     let count = number(&node_path, *header_line, &header[0])? as usize;
@@ -433,12 +431,8 @@ pub fn read_gmsh(path: &Path) -> Result<TetMesh, String> {
         return Err(format!("{}: binary Gmsh files are not supported; save as ASCII", at(format + 1)));
     }
     let words = |n: usize| -> Vec<&str> { lines.get(n).map_or(vec![], |l| l.split_whitespace().collect()) };
-    let int = |n: usize, w: Option<&&str>| -> Result<usize, String> {
-        w.and_then(|w| w.parse().ok()).ok_or_else(|| format!("{}: expected an integer", at(n)))
-    };
-    let real = |n: usize, w: Option<&&str>| -> Result<Real, String> {
-        w.and_then(|w| w.parse().ok()).ok_or_else(|| format!("{}: expected a number", at(n)))
-    };
+    let int = |n: usize, w: Option<&&str>| -> Result<usize, String> { w.and_then(|w| w.parse().ok()).ok_or_else(|| format!("{}: expected an integer", at(n))) };
+    let real = |n: usize, w: Option<&&str>| -> Result<Real, String> { w.and_then(|w| w.parse().ok()).ok_or_else(|| format!("{}: expected a number", at(n))) };
     let nodes_at = section("$Nodes").ok_or_else(|| format!("{}: no $Nodes section", path.display()))?;
     let elements_at = section("$Elements").ok_or_else(|| format!("{}: no $Elements section", path.display()))?;
     let mut ids: HashMap<usize, u32> = HashMap::new();

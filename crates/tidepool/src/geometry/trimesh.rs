@@ -100,10 +100,14 @@ impl TriMesh {
     /// overlap in a common plane, are not reported.
     pub fn find_self_intersection(&self) -> Option<(usize, usize)> {
         let corners = |t: &[u32; 3]| t.map(|i| self.vertices[i as usize]);
-        let boxes: Vec<(Vec3, Vec3)> = self.triangles.iter().map(|t| {
-            let [a, b, c] = corners(t);
-            (a.inf(&b).inf(&c), a.sup(&b).sup(&c))
-        }).collect();
+        let boxes: Vec<(Vec3, Vec3)> = self
+            .triangles
+            .iter()
+            .map(|t| {
+                let [a, b, c] = corners(t);
+                (a.inf(&b).inf(&c), a.sup(&b).sup(&c))
+            })
+            .collect();
         let mean = boxes.iter().map(|(lo, hi)| (hi - lo).norm()).sum::<Real>() / boxes.len().max(1) as Real;
         if mean <= 0.0 {
             return None;

@@ -28,14 +28,7 @@ pub fn backtrace(grid: &Grid, velocity: &MacVelocity, x: &Vec3, dt: Real) -> Vec
 }
 
 /// Advects `field` (samples at `loc`) through `velocity` over `dt`.
-pub fn advect(
-    grid: &Grid,
-    velocity: &MacVelocity,
-    field: &Array3<Real>,
-    loc: Location,
-    dt: Real,
-    scheme: AdvectionScheme,
-) -> Array3<Real> {
+pub fn advect(grid: &Grid, velocity: &MacVelocity, field: &Array3<Real>, loc: Location, dt: Real, scheme: AdvectionScheme) -> Array3<Real> {
     let dims = field.dims();
     match scheme {
         AdvectionScheme::SemiLagrangian => {
@@ -73,9 +66,7 @@ pub fn advect(
 
 /// Advects every component of `velocity` through itself.
 pub fn advect_velocity(grid: &Grid, velocity: &MacVelocity, dt: Real, scheme: AdvectionScheme) -> MacVelocity {
-    MacVelocity {
-        faces: [0, 1, 2].map(|a| advect(grid, velocity, &velocity.faces[a], Location::Face(a), dt, scheme)),
-    }
+    MacVelocity { faces: [0, 1, 2].map(|a| advect(grid, velocity, &velocity.faces[a], Location::Face(a), dt, scheme)) }
 }
 
 #[cfg(test)]
@@ -122,8 +113,7 @@ mod tests {
             f = advect(&grid, &vel, &f, Location::Cell, dt, scheme);
         }
         let shift = dt * steps as Real;
-        (0..n).map(|i| (f.get(i, 0, 0) - bump(grid.position(Location::Cell, i, 0, 0).x - shift)).abs()).sum::<Real>()
-            * grid.dx
+        (0..n).map(|i| (f.get(i, 0, 0) - bump(grid.position(Location::Cell, i, 0, 0).x - shift)).abs()).sum::<Real>() * grid.dx
     }
 
     #[test]

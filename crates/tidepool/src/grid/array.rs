@@ -121,5 +121,4 @@ impl<T: Copy + Send + Sync> Array3<T> {
 }
 
 /// The six axis-aligned neighbour offsets.
-pub const NEIGHBOURS: [[isize; 3]; 6] =
-    [[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]];
+pub const NEIGHBOURS: [[isize; 3]; 6] = [[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]];

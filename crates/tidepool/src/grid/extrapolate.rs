@@ -56,4 +56,3 @@ mod tests {
         assert_eq!(values.get(5, 0, 0), 0.0);
     }
 }
-

@@ -58,9 +58,7 @@ pub fn tet_fraction_inside(phi: [Real; 4]) -> Real {
             let bottom = [corner[a], at(a, c), at(a, d)];
             let top = [corner[b], at(b, c), at(b, d)];
             let vol = |p: Vec3, q: Vec3, r: Vec3, s: Vec3| (q - p).cross(&(r - p)).dot(&(s - p)).abs() / 6.0;
-            let v = vol(bottom[0], bottom[1], bottom[2], top[0])
-                + vol(bottom[1], bottom[2], top[0], top[1])
-                + vol(bottom[2], top[0], top[1], top[2]);
+            let v = vol(bottom[0], bottom[1], bottom[2], top[0]) + vol(bottom[1], bottom[2], top[0], top[1]) + vol(bottom[2], top[0], top[1], top[2]);
             (v * 6.0).clamp(0.0, 1.0)
         }
     }
@@ -125,11 +123,7 @@ mod tests {
 
     #[test]
     fn oblique_planes_match_a_fine_lattice() {
-        for (n, offset) in [
-            (Vec3::new(1.0, 2.0, 0.5), 1.1),
-            (Vec3::new(-1.0, 0.3, 0.7), 0.2),
-            (Vec3::new(0.2, -0.9, 1.4), 0.4),
-        ] {
+        for (n, offset) in [(Vec3::new(1.0, 2.0, 0.5), 1.1), (Vec3::new(-1.0, 0.3, 0.7), 0.2), (Vec3::new(0.2, -0.9, 1.4), 0.4)] {
             let f = cube_fraction_inside(plane_corners(n, offset));
             let reference = plane_fraction_reference(n, offset);
             assert!((f - reference).abs() < 2e-3, "{f} vs {reference}");

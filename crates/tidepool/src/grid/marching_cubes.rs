@@ -59,10 +59,8 @@ fn triangulate_case(config: usize) -> Vec<[u8; 3]> {
             if side == 0 {
                 ring.reverse();
             }
-            let crossings: Vec<(usize, bool)> = (0..4)
-                .filter(|&m| negative(ring[m]) != negative(ring[(m + 1) % 4]))
-                .map(|m| (edge_between(ring[m], ring[(m + 1) % 4]), negative(ring[(m + 1) % 4])))
-                .collect();
+            let crossings: Vec<(usize, bool)> =
+                (0..4).filter(|&m| negative(ring[m]) != negative(ring[(m + 1) % 4])).map(|m| (edge_between(ring[m], ring[(m + 1) % 4]), negative(ring[(m + 1) % 4]))).collect();
             // Each crossing into a negative corner joins the crossing that follows it.
             for (n, &(edge, entering)) in crossings.iter().enumerate() {
                 if entering {

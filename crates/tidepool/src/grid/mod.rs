@@ -152,16 +152,7 @@ impl Grid {
         let data = a.as_slice();
         let (sx, sy, sz) = (step[0], step[1] * dims[0], step[2] * dims[0] * dims[1]);
         let c = base[0] + dims[0] * (base[1] + dims[1] * base[2]);
-        let v = [
-            data[c],
-            data[c + sx],
-            data[c + sy],
-            data[c + sx + sy],
-            data[c + sz],
-            data[c + sx + sz],
-            data[c + sy + sz],
-            data[c + sx + sy + sz],
-        ];
+        let v = [data[c], data[c + sx], data[c + sy], data[c + sx + sy], data[c + sz], data[c + sx + sz], data[c + sy + sz], data[c + sx + sy + sz]];
         (v, w)
     }
 
@@ -184,11 +175,7 @@ impl Grid {
     /// Clamps `x` into the domain box.
     pub fn clamp(&self, x: &Vec3) -> Vec3 {
         let hi = self.max_corner();
-        Vec3::new(
-            x.x.clamp(self.origin.x, hi.x),
-            x.y.clamp(self.origin.y, hi.y),
-            x.z.clamp(self.origin.z, hi.z),
-        )
+        Vec3::new(x.x.clamp(self.origin.x, hi.x), x.y.clamp(self.origin.y, hi.y), x.z.clamp(self.origin.z, hi.z))
     }
 }
 
@@ -222,10 +209,6 @@ impl MacVelocity {
     /// The velocity at the centre of cell `(i, j, k)`: the average of its two faces per axis.
     pub fn at_cell(&self, i: usize, j: usize, k: usize) -> Vec3 {
         let [u, v, w] = &self.faces;
-        Vec3::new(
-            0.5 * (u.get(i, j, k) + u.get(i + 1, j, k)),
-            0.5 * (v.get(i, j, k) + v.get(i, j + 1, k)),
-            0.5 * (w.get(i, j, k) + w.get(i, j, k + 1)),
-        )
+        Vec3::new(0.5 * (u.get(i, j, k) + u.get(i + 1, j, k)), 0.5 * (v.get(i, j, k) + v.get(i, j + 1, k)), 0.5 * (w.get(i, j, k) + w.get(i, j, k + 1)))
     }
 }

@@ -16,9 +16,9 @@ use crate::error::{Error, Result};
 use crate::fluids::eulerian::particles::MarkerParticle;
 use crate::grid::Array3;
 use crate::math::{Quat, Vec3};
-use nalgebra::Quaternion;
 use crate::scene::Scene;
 use crate::world::World;
+use nalgebra::Quaternion;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"TIDEPOOL-CKPT\0\0\0";
@@ -210,10 +210,8 @@ pub fn latest(dir: &Path) -> Option<(u32, PathBuf)> {
 
 /// Restores the newest checkpoint of `dir` into `world`; returns its frame.
 pub fn resume(dir: &Path, world: &mut World, scene: &Scene) -> Result<u32> {
-    let (frame, path) = latest(dir).ok_or_else(|| Error::Checkpoint {
-        path: dir.join("checkpoint"),
-        message: "no checkpoint to resume from (was the run started with checkpoints enabled?)".into(),
-    })?;
+    let (frame, path) = latest(dir)
+        .ok_or_else(|| Error::Checkpoint { path: dir.join("checkpoint"), message: "no checkpoint to resume from (was the run started with checkpoints enabled?)".into() })?;
     let bytes = std::fs::read(&path).map_err(Error::io("read", &path))?;
     decode(&bytes, world, fingerprint(scene)).map_err(|message| Error::Checkpoint { path, message })?;
     Ok(frame)

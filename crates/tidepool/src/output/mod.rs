@@ -11,11 +11,11 @@ pub mod surface;
 pub mod vtk;
 
 use crate::driver::FrameSink;
+use crate::error::{Error, Result};
 use crate::geometry::TriMesh;
 use crate::math::Vec3;
-use crate::world::World;
-use crate::error::{Error, Result};
 use crate::scene::{Format, LoadedScene};
+use crate::world::World;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,9 +103,7 @@ pub fn sinks(loaded: &LoadedScene, dir: &Path, resume_after: Option<u32>) -> Res
 
 /// The current UTC time as RFC 3339 (seconds precision).
 pub fn utc_now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
     let z = days + 719_468;

@@ -66,7 +66,9 @@ enum Material {
     Solid,
     Body,
     /// A far wall or the floor; `checker` tiles it (tile size in m).
-    Wall { checker: Option<Real> },
+    Wall {
+        checker: Option<Real>,
+    },
 }
 
 /// Opacity of the water's nearest surface over what lies behind it.

@@ -4,8 +4,8 @@
 use super::write_atomic;
 use crate::driver::{Frame, FrameSink};
 use crate::error::{Error, Result};
-use crate::pipeline::PhaseTimings;
 use crate::math::{Quat, Vec3};
+use crate::pipeline::PhaseTimings;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -87,11 +87,10 @@ impl StatsLine {
             bodies: {
                 let world = frame.world;
                 let rigid = world.bodies.iter().map(|b| BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), None));
-                let reduced = world.reduced_bodies().map(|b| {
-                    BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), Some(b.modal_energy()))
-                });
-                rigid.chain(reduced)
-                .collect()
+                let reduced = world
+                    .reduced_bodies()
+                    .map(|b| BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), Some(b.modal_energy())));
+                rigid.chain(reduced).collect()
             },
             phase_seconds: r.timings,
         }
@@ -129,9 +128,7 @@ impl StatsSink {
         if let Some(last) = resume_after {
             let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
             for line in text.lines() {
-                let frame = serde_json::from_str::<serde_json::Value>(line)
-                    .ok()
-                    .and_then(|v| v.get("frame").and_then(|f| f.as_u64()));
+                let frame = serde_json::from_str::<serde_json::Value>(line).ok().and_then(|v| v.get("frame").and_then(|f| f.as_u64()));
                 if frame.is_some_and(|f| f <= last as u64) {
                     lines.push(line.to_string());
                 }

@@ -30,11 +30,7 @@ impl Appended {
     }
 
     fn array(&mut self, ty: &str, name: &str, components: usize, bytes: &[u8]) {
-        let _ = writeln!(
-            self.xml,
-            r#"        <DataArray type="{ty}" Name="{name}" NumberOfComponents="{components}" format="appended" offset="{}"/>"#,
-            self.data.len()
-        );
+        let _ = writeln!(self.xml, r#"        <DataArray type="{ty}" Name="{name}" NumberOfComponents="{components}" format="appended" offset="{}"/>"#, self.data.len());
         self.data.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
         self.data.extend_from_slice(bytes);
     }
@@ -66,22 +62,19 @@ pub fn fields_vti(frame: &Frame) -> Vec<u8> {
     a.float32("phi", 1, liquid.phi.as_slice().iter().copied());
     a.float32("pressure", 1, liquid.pressure.as_slice().iter().copied());
     let cells = (0..grid.cell_count()).map(|c| liquid.phi.coords(c));
-    a.float32("velocity", 3, cells.flat_map(|[i, j, k]| {
-        let v = liquid.velocity.at_cell(i, j, k);
-        [v.x, v.y, v.z]
-    }));
+    a.float32(
+        "velocity",
+        3,
+        cells.flat_map(|[i, j, k]| {
+            let v = liquid.velocity.at_cell(i, j, k);
+            [v.x, v.y, v.z]
+        }),
+    );
     a.float32("obstacle_distance", 1, world.solids.phi_cells.as_slice().iter().copied());
     let extent = format!("0 {} 0 {} 0 {}", nx - 1, ny - 1, nz - 1);
     let mut head = String::from("<?xml version=\"1.0\"?>\n");
     head.push_str("<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");
-    let _ = writeln!(
-        head,
-        "  <ImageData WholeExtent=\"{extent}\" Origin=\"{} {} {}\" Spacing=\"{dx} {dx} {dx}\">",
-        origin.x,
-        origin.y,
-        origin.z,
-        dx = grid.dx
-    );
+    let _ = writeln!(head, "  <ImageData WholeExtent=\"{extent}\" Origin=\"{} {} {}\" Spacing=\"{dx} {dx} {dx}\">", origin.x, origin.y, origin.z, dx = grid.dx);
     let _ = writeln!(head, "    <Piece Extent=\"{extent}\">\n      <PointData Scalars=\"phi\" Vectors=\"velocity\">");
     let body = format!("{}      </PointData>\n    </Piece>\n  </ImageData>\n", a.take_xml());
     finish(&head, body, a.data)
@@ -136,11 +129,7 @@ pub fn points_vtp(points: &[Vec3], velocities: &[Vec3]) -> Vec<u8> {
     let verts = a.take_xml();
     let mut head = String::from("<?xml version=\"1.0\"?>\n");
     head.push_str("<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");
-    let _ = writeln!(
-        head,
-        "  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"{n}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">",
-        n = points.len()
-    );
+    let _ = writeln!(head, "  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"{n}\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">", n = points.len());
     let body = format!(
         "      <Points>\n{xml_points}      </Points>\n      <PointData Vectors=\"velocity\">\n{point_data}      </PointData>\n      <Verts>\n{verts}      </Verts>\n    </Piece>\n  </PolyData>\n"
     );
@@ -177,7 +166,6 @@ impl VtkSink {
             self.entries.push((time, part, format!("{stem}_{frame:04}.{ext}")));
         }
     }
-
 }
 
 /// A `.pvd` time series listing `(time, part, file)` datasets.

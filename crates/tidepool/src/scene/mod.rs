@@ -54,9 +54,9 @@ pub fn load(path: &Path) -> Result<LoadedScene, SceneError> {
 #[derive(Clone, Debug)]
 pub enum AnyScene {
     /// Liquid in a box, with obstacles and bodies.
-    Liquid(LoadedScene),
+    Liquid(Box<LoadedScene>),
     /// Water as a lattice gas on an elastic sheet (a file with a `[surface]` table).
-    Surface(surface::LoadedSurfaceScene),
+    Surface(Box<surface::LoadedSurfaceScene>),
 }
 
 /// Reads a scene file once and parses it as the kind it is (see [`surface::is_surface_scene`]).
@@ -64,9 +64,9 @@ pub fn load_any(path: &Path) -> Result<AnyScene, SceneError> {
     let file = SceneFile::read(path)?;
     let path = Some(path.to_path_buf());
     Ok(if surface::is_surface_scene(&file.text) {
-        AnyScene::Surface(surface::parse_surface(&file.text, &file.label, &file.name, path, &file.base_dir)?)
+        AnyScene::Surface(Box::new(surface::parse_surface(&file.text, &file.label, &file.name, path, &file.base_dir)?))
     } else {
-        AnyScene::Liquid(parse(&file.text, &file.label, &file.name, path, &file.base_dir)?)
+        AnyScene::Liquid(Box::new(parse(&file.text, &file.label, &file.name, path, &file.base_dir)?))
     })
 }
 
@@ -84,8 +84,7 @@ pub(crate) struct SceneFile {
 impl SceneFile {
     pub(crate) fn read(path: &Path) -> Result<Self, SceneError> {
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SceneError::new(&label, None, None, &format!("cannot read the scene file: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| SceneError::new(&label, None, None, &format!("cannot read the scene file: {e}")))?;
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scene").to_string();
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(SceneFile { text, label, name, base_dir })
@@ -104,13 +103,7 @@ pub fn load_default() -> Result<LoadedScene, SceneError> {
 
 /// Parses and validates scene text. `label` names the text in errors; relative mesh paths are
 /// resolved against `base_dir`.
-pub fn parse(
-    text: &str,
-    label: &str,
-    name: &str,
-    path: Option<PathBuf>,
-    base_dir: &Path,
-) -> Result<LoadedScene, SceneError> {
+pub fn parse(text: &str, label: &str, name: &str, path: Option<PathBuf>, base_dir: &Path) -> Result<LoadedScene, SceneError> {
     let scene: Scene = from_toml(text, label)?;
     let context = validate::Context { text, label, base_dir };
     validate::validate(scene, &context).map(|resolved| LoadedScene {
@@ -170,7 +163,8 @@ mod tests {
 
     #[test]
     fn locates_nested_keys() {
-        let text = "[simulation]\nframes = 3\n\n[[liquid.region]]\nshape.box = { min = [0,0,0], max = [1,1,1] }\n\n[[liquid.region]]\nshape.sphere = { center = [0,0,0], radius = -1 }\n";
+        let text =
+            "[simulation]\nframes = 3\n\n[[liquid.region]]\nshape.box = { min = [0,0,0], max = [1,1,1] }\n\n[[liquid.region]]\nshape.sphere = { center = [0,0,0], radius = -1 }\n";
         assert_eq!(locate(text, "simulation.frames"), Some((2, 10)));
         assert_eq!(locate(text, "liquid.region[1].shape.sphere.radius"), Some((8, 45)));
         // A missing key falls back to its deepest existing ancestor.

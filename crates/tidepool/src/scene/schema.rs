@@ -557,13 +557,7 @@ pub struct Output {
 
 impl Default for Output {
     fn default() -> Self {
-        Output {
-            directory: None,
-            formats: default_formats(),
-            every: 1,
-            checkpoint_every: 1,
-            camera: Camera::default(),
-        }
+        Output { directory: None, formats: default_formats(), every: 1, checkpoint_every: 1, camera: Camera::default() }
     }
 }
 

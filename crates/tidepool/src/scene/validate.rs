@@ -6,13 +6,13 @@ use crate::error::SceneError;
 use crate::fluids::eulerian::estimate_memory_bytes;
 use crate::geometry::creatures::{self, Creature};
 use crate::geometry::{mesh_io, Shape, TriMesh};
-use crate::solids::reduced::articulated::Profile;
-use crate::solids::reduced::body::ReducedModel;
-use std::sync::Arc;
 use crate::grid::Grid;
 use crate::math::{vec3, Quat, Real, Vec3};
+use crate::solids::reduced::articulated::Profile;
+use crate::solids::reduced::body::ReducedModel;
 use nalgebra::Rotation3;
 use std::path::Path;
+use std::sync::Arc;
 
 pub(super) struct Context<'a> {
     pub text: &'a str,
@@ -98,7 +98,16 @@ type Models = std::collections::HashMap<String, Arc<ReducedModel>>;
 /// Builds (or takes from `models`, keyed by local shape, material and spacing) the models of a
 /// deformable body's parts, and its joints and actuation.
 #[allow(clippy::too_many_arguments)]
-fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::Deformable, creature: &Creature, density: Real, grid: &Grid, body_key: &str, models: &mut Models, cx: &Context) -> Result<ReducedSetup, SceneError> {
+fn reduced_setup(
+    body: &crate::scene::schema::Body,
+    d: &crate::scene::schema::Deformable,
+    creature: &Creature,
+    density: Real,
+    grid: &Grid,
+    body_key: &str,
+    models: &mut Models,
+    cx: &Context,
+) -> Result<ReducedSetup, SceneError> {
     let key = format!("{body_key}.deformable");
     cx.check(body.kind == BodyKind::Dynamic, &key, || "only a dynamic body can be deformable".into())?;
     cx.positive(d.young, &format!("{key}.young"), "Young's modulus in Pa")?;
@@ -128,7 +137,8 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
                     // A tetrahedral mesh file is simulated as it is, placed like the shape.
                     ShapeSpec::Mesh { path, scale, rotate, .. } if crate::geometry::tetmesh::is_tetrahedral_file(std::path::Path::new(path)) => {
                         let file = cx.base_dir.join(path);
-                        let mut mesh = crate::geometry::tetmesh::read_tetrahedra(&file).map_err(|e| cx.error(&format!("{body_key}.shape.mesh.path"), format!("mesh `{}`: {e}", file.display())))?;
+                        let mut mesh = crate::geometry::tetmesh::read_tetrahedra(&file)
+                            .map_err(|e| cx.error(&format!("{body_key}.shape.mesh.path"), format!("mesh `{}`: {e}", file.display())))?;
                         let turn = rotation(rotate);
                         mesh.vertices.iter_mut().for_each(|v| *v = turn * (*v * *scale) - centroid);
                         mesh
@@ -137,7 +147,8 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
                 };
                 mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
                 let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density };
-                let model = ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false, crate::solids::reduced::cache::directory().as_deref()).map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
+                let model = ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false, crate::solids::reduced::cache::directory().as_deref())
+                    .map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
                 let model = Arc::new(model);
                 models.insert(cache_key, Arc::clone(&model));
                 model
@@ -158,7 +169,9 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
             };
             let actuators: Vec<(usize, Vec3, Vec3)> = if creature.actuators.is_empty() {
                 cx.check(a.force.is_none(), &format!("{key}.force"), || "only a starfish or a jellyfish has built-in actuation points; give points and forces".into())?;
-                cx.check(!a.points.is_empty() && a.points.len() == a.forces.len(), &format!("{key}.points"), || format!("expected as many points as forces, at least one (got {} and {})", a.points.len(), a.forces.len()))?;
+                cx.check(!a.points.is_empty() && a.points.len() == a.forces.len(), &format!("{key}.points"), || {
+                    format!("expected as many points as forces, at least one (got {} and {})", a.points.len(), a.forces.len())
+                })?;
                 for (i, (x, f)) in a.points.iter().zip(&a.forces).enumerate() {
                     cx.finite3(x, &format!("{key}.points[{i}]"))?;
                     cx.finite3(f, &format!("{key}.forces[{i}]"))?;
@@ -166,7 +179,9 @@ fn reduced_setup(body: &crate::scene::schema::Body, d: &crate::scene::schema::De
                 }
                 a.points.iter().zip(&a.forces).map(|(x, f)| (0, vec3(*x), vec3(*f))).collect()
             } else {
-                cx.check(a.points.is_empty() && a.forces.is_empty(), &format!("{key}.points"), || "a starfish or a jellyfish is actuated at its built-in points: give force, not points and forces".into())?;
+                cx.check(a.points.is_empty() && a.forces.is_empty(), &format!("{key}.points"), || {
+                    "a starfish or a jellyfish is actuated at its built-in points: give force, not points and forces".into()
+                })?;
                 let force = a.force.ok_or_else(|| cx.error(&format!("{key}.force"), "expected the force at each built-in actuation point (N)"))?;
                 cx.check(force.is_finite(), &format!("{key}.force"), || "expected a finite force in N".into())?;
                 creature.actuators.iter().map(|&(p, x, dir)| (p, x, force * dir)).collect()
@@ -198,13 +213,9 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     cx.check(liquid.pressure_tolerance > 0.0 && liquid.pressure_tolerance < 1.0, "liquid.pressure_tolerance", || {
         format!("expected a relative tolerance in (0, 1), got {}", liquid.pressure_tolerance)
     })?;
-    cx.check(liquid.pressure_max_iterations >= 1, "liquid.pressure_max_iterations", || {
-        "expected at least 1 iteration".into()
-    })?;
+    cx.check(liquid.pressure_max_iterations >= 1, "liquid.pressure_max_iterations", || "expected at least 1 iteration".into())?;
     cx.check(liquid.reseed_every >= 1, "liquid.reseed_every", || "expected at least 1 substep".into())?;
-    cx.check(liquid.particles_per_cell <= 512, "liquid.particles_per_cell", || {
-        format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell)
-    })?;
+    cx.check(liquid.particles_per_cell <= 512, "liquid.particles_per_cell", || format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell))?;
 
     let grid_key = if scene.domain.resolution.is_some() { "domain.resolution" } else { "domain.cell_size" };
     if liquid.method == LiquidMethod::LevelSet {
@@ -224,12 +235,8 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         }
     }
     let flip = &liquid.flip;
-    cx.check((0.0..=1.0).contains(&flip.flip_ratio), "liquid.flip.flip_ratio", || {
-        format!("expected a share of FLIP between 0 and 1, got {}", flip.flip_ratio)
-    })?;
-    cx.check((1..=64).contains(&flip.particles_per_cell), "liquid.flip.particles_per_cell", || {
-        format!("expected 1 to 64 particles per cell, got {}", flip.particles_per_cell)
-    })?;
+    cx.check((0.0..=1.0).contains(&flip.flip_ratio), "liquid.flip.flip_ratio", || format!("expected a share of FLIP between 0 and 1, got {}", flip.flip_ratio))?;
+    cx.check((1..=64).contains(&flip.particles_per_cell), "liquid.flip.particles_per_cell", || format!("expected 1 to 64 particles per cell, got {}", flip.particles_per_cell))?;
     for (n, e) in flip.explosion.iter().enumerate() {
         let key = format!("liquid.flip.explosion[{n}]");
         cx.finite3(&e.center, &format!("{key}.center"))?;
@@ -251,13 +258,9 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         let shape = resolve_shape(&source.shape, &format!("{key}.shape"), cx)?;
         inside_domain(&shape, &grid, &format!("{key}.shape"), "liquid source", cx)?;
         cx.finite3(&source.velocity, &format!("{key}.velocity"))?;
-        cx.check(source.start.is_finite() && source.start >= 0.0, &format!("{key}.start"), || {
-            format!("expected a start time >= 0 s, got {}", source.start)
-        })?;
+        cx.check(source.start.is_finite() && source.start >= 0.0, &format!("{key}.start"), || format!("expected a start time >= 0 s, got {}", source.start))?;
         if let Some(end) = source.end {
-            cx.check(end.is_finite() && end > source.start, &format!("{key}.end"), || {
-                format!("expected an end time after the start ({} s), got {end}", source.start)
-            })?;
+            cx.check(end.is_finite() && end > source.start, &format!("{key}.end"), || format!("expected an end time after the start ({} s), got {end}", source.start))?;
         }
         sources.push(shape);
     }
@@ -290,14 +293,10 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     let out = &scene.output;
     cx.check(out.every >= 1, "output.every", || "expected at least 1 (write every N frames)".into())?;
     for (n, f) in out.formats.iter().enumerate() {
-        cx.check(!out.formats[..n].contains(f), &format!("output.formats[{n}]"), || {
-            format!("format {f:?} is listed twice")
-        })?;
+        cx.check(!out.formats[..n].contains(f), &format!("output.formats[{n}]"), || format!("format {f:?} is listed twice"))?;
     }
     let cam = &out.camera;
-    cx.check(cam.fov > 1.0 && cam.fov < 170.0, "output.camera.fov", || {
-        format!("expected a vertical field of view in degrees between 1 and 170, got {}", cam.fov)
-    })?;
+    cx.check(cam.fov > 1.0 && cam.fov < 170.0, "output.camera.fov", || format!("expected a vertical field of view in degrees between 1 and 170, got {}", cam.fov))?;
     for (value, key) in [(cam.width, "output.camera.width"), (cam.height, "output.camera.height")] {
         cx.check((16..=8192).contains(&value), key, || format!("expected 16 to 8192 pixels, got {value}"))?;
     }
@@ -343,12 +342,8 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         cx.finite3(&body.rotate, &format!("{key}.rotate"))?;
         cx.finite3(&body.velocity, &format!("{key}.velocity"))?;
         cx.finite3(&body.angular_velocity, &format!("{key}.angular_velocity"))?;
-        cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || {
-            format!("expected a restitution between 0 and 1, got {}", body.restitution)
-        })?;
-        cx.check(body.friction.is_finite() && body.friction >= 0.0, &format!("{key}.friction"), || {
-            format!("expected a friction coefficient >= 0, got {}", body.friction)
-        })?;
+        cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || format!("expected a restitution between 0 and 1, got {}", body.restitution))?;
+        cx.check(body.friction.is_finite() && body.friction >= 0.0, &format!("{key}.friction"), || format!("expected a friction coefficient >= 0, got {}", body.friction))?;
         let reduced = match &body.deformable {
             None => {
                 cx.check(creature.parts.len() == 1, &format!("{key}.shape"), || "a jellyfish must be deformable: give it deformable = { young = ... }".into())?;
@@ -389,19 +384,14 @@ fn layout_grid(domain: &Domain, cx: &Context) -> Result<Grid, SceneError> {
     let (min, max) = (vec3(domain.min), vec3(domain.max));
     let size = max - min;
     for (a, axis) in ["x", "y", "z"].iter().enumerate() {
-        cx.check(size[a] > 0.0, "domain.max", || {
-            format!("expected domain.max.{axis} ({}) to be greater than domain.min.{axis} ({})", max[a], min[a])
-        })?;
+        cx.check(size[a] > 0.0, "domain.max", || format!("expected domain.max.{axis} ({}) to be greater than domain.min.{axis} ({})", max[a], min[a]))?;
     }
     let dx = match (domain.resolution, domain.cell_size) {
         (Some(_), Some(_)) => {
             return Err(cx.error("domain", "give either `resolution` or `cell_size`, not both"));
         }
         (None, None) => {
-            return Err(cx.error(
-                "domain",
-                "missing the grid size: give `resolution` (cells along the longest side) or `cell_size` (m)",
-            ));
+            return Err(cx.error("domain", "missing the grid size: give `resolution` (cells along the longest side) or `cell_size` (m)"));
         }
         (Some(n), None) => {
             cx.check(n >= 2, "domain.resolution", || format!("expected at least 2 cells, got {n}"))?;
@@ -416,9 +406,7 @@ fn layout_grid(domain: &Domain, cx: &Context) -> Result<Grid, SceneError> {
     let mut dims = [0usize; 3];
     for (a, axis) in ["x", "y", "z"].iter().enumerate() {
         let n = (size[a] / dx).round();
-        cx.check(n >= 2.0, key, || {
-            format!("the domain is only {n} cell(s) along {axis}; it needs at least 2 (use a finer grid)")
-        })?;
+        cx.check(n >= 2.0, key, || format!("the domain is only {n} cell(s) along {axis}; it needs at least 2 (use a finer grid)"))?;
         cx.check(n <= 1e5, key, || format!("{n} cells along {axis} is beyond any machine's memory"))?;
         dims[a] = n as usize;
     }
@@ -430,13 +418,7 @@ fn inside_domain(shape: &Shape, grid: &Grid, key: &str, what: &str, cx: &Context
     let (dlo, dhi) = (grid.origin, grid.max_corner());
     let overlaps = (0..3).all(|a| lo[a] < dhi[a] && hi[a] > dlo[a]);
     cx.check(overlaps, key, || {
-        format!(
-            "the {what} (bounds {:?} to {:?}) lies entirely outside the domain ({:?} to {:?})",
-            lo.as_slice(),
-            hi.as_slice(),
-            dlo.as_slice(),
-            dhi.as_slice()
-        )
+        format!("the {what} (bounds {:?} to {:?}) lies entirely outside the domain ({:?} to {:?})", lo.as_slice(), hi.as_slice(), dlo.as_slice(), dhi.as_slice())
     })
 }
 
@@ -453,7 +435,9 @@ fn resolve_creature(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Creatur
             cx.finite3(center, &format!("{key}.starfish.center"))?;
             cx.positive(*radius, &format!("{key}.starfish.radius"), "arm length in m")?;
             let thickness = thickness.unwrap_or(0.2 * radius);
-            cx.check(thickness.is_finite() && thickness > 0.0 && thickness < *radius, &format!("{key}.starfish.thickness"), || format!("expected a thickness in (0, radius), got {thickness}"))?;
+            cx.check(thickness.is_finite() && thickness > 0.0 && thickness < *radius, &format!("{key}.starfish.thickness"), || {
+                format!("expected a thickness in (0, radius), got {thickness}")
+            })?;
             Ok(creatures::starfish(&vec3(*center), *radius, thickness))
         }
         _ => Ok(Creature { parts: vec![(String::new(), resolve_shape(spec, key, cx)?, 1.0)], joints: Vec::new(), actuators: Vec::new(), skin: 0.0 }),
@@ -549,9 +533,7 @@ fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid
 fn corners(min: &[f64; 3], max: &[f64; 3], key: &str, cx: &Context) -> Result<(Vec3, Vec3), SceneError> {
     cx.finite3(min, &format!("{key}.min"))?;
     cx.finite3(max, &format!("{key}.max"))?;
-    cx.check((0..3).all(|a| max[a] > min[a]), &format!("{key}.max"), || {
-        format!("expected every component of max {max:?} to exceed min {min:?}")
-    })?;
+    cx.check((0..3).all(|a| max[a] > min[a]), &format!("{key}.max"), || format!("expected every component of max {max:?} to exceed min {min:?}"))?;
     Ok((vec3(*min), vec3(*max)))
 }
 
@@ -578,12 +560,7 @@ struct Placement<'a> {
 impl Placement<'_> {
     /// Reads the mesh with `read` (path relative to the scene), places it and makes it a shape
     /// with `make`; errors name the key and the file.
-    fn build(
-        &self,
-        cx: &Context,
-        read: fn(&std::path::Path) -> Result<TriMesh, String>,
-        make: impl FnOnce(TriMesh) -> Result<Shape, String>,
-    ) -> Result<Shape, SceneError> {
+    fn build(&self, cx: &Context, read: fn(&std::path::Path) -> Result<TriMesh, String>, make: impl FnOnce(TriMesh) -> Result<Shape, String>) -> Result<Shape, SceneError> {
         let key = &self.key;
         cx.positive(self.scale, &format!("{key}.scale"), "scale factor")?;
         cx.finite3(self.rotate, &format!("{key}.rotate"))?;

@@ -243,10 +243,13 @@ fn contact_impulse(bodies: &mut [&mut dyn ContactBody], frozen: &[bool], statics
 /// Pairs of bodies of different `groups` whose bounding spheres, grown by what the bodies can
 /// move in `dt`, overlap; bodies against the static world always.
 fn candidate_pairs(bodies: &[&mut dyn ContactBody], groups: &[usize], dt: Real) -> Vec<Pair> {
-    let spheres: Vec<(Vec3, Real)> = bodies.iter().map(|b| {
-        let (centre, radius) = b.bounding_sphere();
-        (centre, radius + 2.0 * dt * b.speed_bound())
-    }).collect();
+    let spheres: Vec<(Vec3, Real)> = bodies
+        .iter()
+        .map(|b| {
+            let (centre, radius) = b.bounding_sphere();
+            (centre, radius + 2.0 * dt * b.speed_bound())
+        })
+        .collect();
     let mut pairs = Vec::new();
     for i in (0..bodies.len()).filter(|&i| bodies[i].is_dynamic()) {
         pairs.push((i, Partner::Static));
@@ -287,10 +290,7 @@ pub fn collide(bodies: &mut [&mut dyn ContactBody], groups: &[usize], statics: &
 /// The pairs (of bodies of different `groups`) that touch (within the contact margin) at the
 /// positions the current velocities lead to.
 pub fn touching(bodies: &[&mut dyn ContactBody], groups: &[usize], statics: &StaticGeometry, dt: Real) -> Vec<Pair> {
-    candidate_pairs(bodies, groups, dt)
-        .into_iter()
-        .filter(|&pair| !find_contacts(bodies, statics, pair, contact_margin(bodies, pair.0), dt, &Vec3::zeros()).is_empty())
-        .collect()
+    candidate_pairs(bodies, groups, dt).into_iter().filter(|&pair| !find_contacts(bodies, statics, pair, contact_margin(bodies, pair.0), dt, &Vec3::zeros()).is_empty()).collect()
 }
 
 /// Contact phase on the touching `pairs`: sweeps that stop every approaching sample (no

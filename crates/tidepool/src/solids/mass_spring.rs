@@ -52,10 +52,12 @@ impl ElasticSheet {
     /// lengths are the initial distances, so the initial shape is unstressed.
     pub fn new(dims: [usize; 2], spacing: Real, height: impl Fn(usize, usize) -> Real, mass: Real, stiffness: Real, damping: Real) -> Self {
         let [nx, nz] = dims;
-        let positions: Vec<Vec3> = (0..nx * nz).map(|c| {
-            let (i, j) = (c % nx, c / nx);
-            Vec3::new(i as Real * spacing, height(i, j), j as Real * spacing)
-        }).collect();
+        let positions: Vec<Vec3> = (0..nx * nz)
+            .map(|c| {
+                let (i, j) = (c % nx, c / nx);
+                Vec3::new(i as Real * spacing, height(i, j), j as Real * spacing)
+            })
+            .collect();
         let mut sheet = ElasticSheet {
             dims,
             previous: positions.clone(),
@@ -130,7 +132,11 @@ impl ElasticSheet {
             let mut from_below: Vec<Vec3> = (0..nx)
                 .map(|i| {
                     let c = i + nx * b * band;
-                    if c >= nx { sheet.spring(c, c - nx, sheet.rest[1][c - nx]) } else { Vec3::zeros() }
+                    if c >= nx {
+                        sheet.spring(c, c - nx, sheet.rest[1][c - nx])
+                    } else {
+                        Vec3::zeros()
+                    }
                 })
                 .collect();
             for (r, row) in rows.chunks_mut(nx).enumerate() {
@@ -175,11 +181,7 @@ impl ElasticSheet {
         };
         let height = |x: &[Vec3]| -x.iter().map(|p| self.mass * gravity.dot(p)).sum::<Real>();
         let kinetic = self.positions.iter().zip(&self.previous).map(|(x, p)| 0.5 * self.mass * ((x - p) / h).norm_squared()).sum();
-        SheetEnergy {
-            kinetic,
-            elastic: 0.5 * (stored(&self.positions) + stored(&self.previous)),
-            gravity: 0.5 * (height(&self.positions) + height(&self.previous)),
-        }
+        SheetEnergy { kinetic, elastic: 0.5 * (stored(&self.positions) + stored(&self.previous)), gravity: 0.5 * (height(&self.positions) + height(&self.previous)) }
     }
 
     /// Elevation of node `c` (m).

@@ -46,9 +46,7 @@ impl StaticSolids {
             let (u, v) = ((a + 1) % 3, (a + 2) % 3);
             open.par_fill_with(|i, j, k| {
                 let idx = [i, j, k];
-                if (idx[a] == 0 && boundaries[a][0] == Boundary::Wall)
-                    || (idx[a] == grid.dims[a] && boundaries[a][1] == Boundary::Wall)
-                {
+                if (idx[a] == 0 && boundaries[a][0] == Boundary::Wall) || (idx[a] == grid.dims[a] && boundaries[a][1] == Boundary::Wall) {
                     return 0.0;
                 }
                 // The face's four corners are nodes; corner (p, q) steps along axes u and v.
@@ -59,7 +57,11 @@ impl StaticSolids {
                     phi_nodes.get(n[0], n[1], n[2])
                 };
                 let open = 1.0 - square_fraction_inside([corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)]);
-                if open < OPEN_MIN { 0.0 } else { open }
+                if open < OPEN_MIN {
+                    0.0
+                } else {
+                    open
+                }
             });
             open
         });
@@ -88,8 +90,6 @@ impl StaticSolids {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.phi_nodes.heap_bytes()
-            + self.phi_cells.heap_bytes()
-            + self.face_open.iter().map(Array3::heap_bytes).sum::<usize>()
+        self.phi_nodes.heap_bytes() + self.phi_cells.heap_bytes() + self.face_open.iter().map(Array3::heap_bytes).sum::<usize>()
     }
 }

@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use tidepool::driver::{Driver, FrameRecord};
-use tidepool::scene::{self, LoadedScene};
 use tidepool::grid::Location;
 use tidepool::math::Real;
 use tidepool::math::Vec3;
+use tidepool::scene::{self, LoadedScene};
 use tidepool::world::World;
 
 /// Parses scene text (mesh paths relative to the repository's `scenes/`).

@@ -9,10 +9,10 @@ pub mod projection;
 
 use crate::coupling::{self, CoupledSolid, CouplingReport, Held};
 use crate::geometry::{Shape, TriMesh};
-use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
 use crate::grid::extrapolate::extrapolate;
 use crate::grid::level_set::{reinitialize, volume_inside};
+use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::StaticSolids;
@@ -229,19 +229,11 @@ impl LevelSetLiquid {
         let before = self.volume_without_solids(grid, solids);
         for source in active {
             let shape = &source.shape;
-            self.phi = self.phi.par_map(|i, j, k, phi| {
-                phi.min(shape.signed_distance(&grid.position(Location::Cell, i, j, k)))
-            });
+            self.phi = self.phi.par_map(|i, j, k, phi| phi.min(shape.signed_distance(&grid.position(Location::Cell, i, j, k))));
             for a in 0..3 {
                 let faces = &self.velocity.faces[a];
                 let v = source.velocity[a];
-                let updated = faces.par_map(|i, j, k, u| {
-                    if shape.signed_distance(&grid.position(Location::Face(a), i, j, k)) < 0.0 {
-                        v
-                    } else {
-                        u
-                    }
-                });
+                let updated = faces.par_map(|i, j, k, u| if shape.signed_distance(&grid.position(Location::Face(a), i, j, k)) < 0.0 { v } else { u });
                 self.velocity.faces[a] = updated;
             }
             let margin = particles::RADIUS_MAX * grid.dx;
@@ -283,18 +275,7 @@ impl LevelSetLiquid {
     }
 
     fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
-        let (valid, report) = coupling::project(
-            grid,
-            &self.phi,
-            solids,
-            &mut self.velocity,
-            &mut self.pressure,
-            self.params.density,
-            dt,
-            divergence,
-            self.params.pressure,
-            bodies,
-        );
+        let (valid, report) = coupling::project(grid, &self.phi, solids, &mut self.velocity, &mut self.pressure, self.params.density, dt, divergence, self.params.pressure, bodies);
         self.last_projection = report.projection;
         (valid, report)
     }
@@ -369,12 +350,7 @@ impl LevelSetLiquid {
     /// Largest substep allowed by the CFL number: the fastest face velocity (plus the speed
     /// gravity adds over one cell) may cross `cfl` cells.
     pub fn cfl_dt(&self, grid: &Grid, cfl: Real, gravity: &Vec3, sources: &[LiquidSource]) -> Real {
-        let face_max = self
-            .velocity
-            .faces
-            .iter()
-            .map(|f| f.as_slice().par_iter().map(|u| u.abs()).reduce(|| 0.0, Real::max))
-            .fold(0.0, Real::max);
+        let face_max = self.velocity.faces.iter().map(|f| f.as_slice().par_iter().map(|u| u.abs()).reduce(|| 0.0, Real::max)).fold(0.0, Real::max);
         let source_max = sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
         let speed = face_max.max(source_max) + (grid.dx * gravity.norm()).sqrt();
         if speed > 0.0 {

@@ -86,20 +86,12 @@ fn seed_cell(grid: &Grid, phi: &Array3<Real>, cell: [usize; 3], count: usize, ke
 
 /// Cells within the seeding band, in index order.
 fn band_cells(phi: &Array3<Real>, dx: Real) -> Vec<usize> {
-    phi.as_slice()
-        .par_iter()
-        .enumerate()
-        .filter(|(_, v)| v.abs() < BAND * dx)
-        .map(|(c, _)| c)
-        .collect()
+    phi.as_slice().par_iter().enumerate().filter(|(_, v)| v.abs() < BAND * dx).map(|(c, _)| c).collect()
 }
 
 /// Seeds `per_cell` particles in every band cell. `key` makes the placement reproducible.
 pub fn seed(grid: &Grid, phi: &Array3<Real>, per_cell: usize, key: [u64; 2]) -> Vec<MarkerParticle> {
-    band_cells(phi, grid.dx)
-        .par_iter()
-        .flat_map_iter(|&c| seed_cell(grid, phi, phi.coords(c), per_cell, &[key[0], key[1], c as u64]))
-        .collect()
+    band_cells(phi, grid.dx).par_iter().flat_map_iter(|&c| seed_cell(grid, phi, phi.coords(c), per_cell, &[key[0], key[1], c as u64])).collect()
 }
 
 /// Moves particles through `velocity` over `dt` (midpoint rule), keeping them in the domain.
@@ -113,10 +105,7 @@ pub fn advect(grid: &Grid, velocity: &MacVelocity, particles: &mut [MarkerPartic
 
 /// Corrects `phi` with the escaped particles (Enright et al. sec. 3.3).
 pub fn correct(grid: &Grid, phi: &mut Array3<Real>, particles: &[MarkerParticle]) {
-    let escaped: Vec<&MarkerParticle> = particles
-        .par_iter()
-        .filter(|p| (p.sign as Real) * grid.interpolate(phi, Location::Cell, &p.x()) < -(p.radius as Real))
-        .collect();
+    let escaped: Vec<&MarkerParticle> = particles.par_iter().filter(|p| (p.sign as Real) * grid.interpolate(phi, Location::Cell, &p.x()) < -(p.radius as Real)).collect();
     if escaped.is_empty() {
         return;
     }
@@ -174,14 +163,7 @@ pub fn adjust_radii(grid: &Grid, phi: &Array3<Real>, particles: &mut Vec<MarkerP
 
 /// Reseeding: drops particles that left the band on either side or sit inside a solid; tops up band cells that have fewer than `per_cell` particles and thins out cells
 /// with more than twice that.
-pub fn reseed(
-    grid: &Grid,
-    phi: &Array3<Real>,
-    solid: &Array3<Real>,
-    particles: &mut Vec<MarkerParticle>,
-    per_cell: usize,
-    key: [u64; 2],
-) {
+pub fn reseed(grid: &Grid, phi: &Array3<Real>, solid: &Array3<Real>, particles: &mut Vec<MarkerParticle>, per_cell: usize, key: [u64; 2]) {
     let dx = grid.dx;
     particles.retain(|p| {
         let x = p.x();

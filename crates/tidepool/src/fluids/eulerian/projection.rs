@@ -141,13 +141,7 @@ where
 }
 
 /// Assembles the Poisson matrix and right-hand side for the liquid cells.
-pub fn assemble(
-    grid: &Grid,
-    phi: &Array3<Real>,
-    liquid: &Array3<bool>,
-    solids: &StaticSolids,
-    velocity: &MacVelocity,
-) -> (Stencil7, Vec<Real>) {
+pub fn assemble(grid: &Grid, phi: &Array3<Real>, liquid: &Array3<bool>, solids: &StaticSolids, velocity: &MacVelocity) -> (Stencil7, Vec<Real>) {
     assemble_with(grid, solids, velocity, liquid, 0.0, liquid_neighbour(phi, liquid))
 }
 

@@ -303,9 +303,8 @@ impl FlipWorld {
             }
         });
         let side = (params.particles_per_cell as Real).cbrt().ceil() as usize;
-        let mut lattice: Vec<Vec3> = (0..side * side * side)
-            .map(|n| Vec3::new((n % side) as Real + 0.5, ((n / side) % side) as Real + 0.5, (n / (side * side)) as Real + 0.5) / side as Real)
-            .collect();
+        let mut lattice: Vec<Vec3> =
+            (0..side * side * side).map(|n| Vec3::new((n % side) as Real + 0.5, ((n / side) % side) as Real + 0.5, (n / (side * side)) as Real + 0.5) / side as Real).collect();
         // A fixed shuffle, so that fewer particles than lattice points spread over the cell.
         let mut rng = SplitMix64::keyed(&[params.seed, 0x5eed]);
         for n in (1..lattice.len()).rev() {
@@ -766,9 +765,7 @@ impl FlipWorld {
         let candidate = self.liquid_cells(density);
         let system = System::assemble(&grid, &self.solids.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, dt);
         let div = solve::divergence(&grid, &mass_flux(&grid, &self.solids.boundaries, u, face_density));
-        let b: Vec<Real> = (0..grid.cell_count())
-            .map(|c| if system.unknown[c] { self.max_density.as_slice()[c] - density.as_slice()[c] + dt * div[c] } else { 0.0 })
-            .collect();
+        let b: Vec<Real> = (0..grid.cell_count()).map(|c| if system.unknown[c] { self.max_density.as_slice()[c] - density.as_slice()[c] + dt * div[c] } else { 0.0 }).collect();
         let lower = self.suction_bounds(&system.unknown);
         let (p, info) = self.solve_lcp(&system, &b, &lower);
         self.last.unknowns = system.unknown.iter().filter(|u| **u).count();
@@ -797,7 +794,14 @@ impl FlipWorld {
             for c in 0..unknown.len() {
                 if previous[c] == usize::MAX {
                     let [i, j, k] = [c % nx, (c / nx) % ny, c / (nx * ny)];
-                    let near = [(i > 0, c.wrapping_sub(1)), (i + 1 < nx, c + 1), (j > 0, c.wrapping_sub(nx)), (j + 1 < ny, c + nx), (k > 0, c.wrapping_sub(nx * ny)), (k + 1 < nz, c + nx * ny)];
+                    let near = [
+                        (i > 0, c.wrapping_sub(1)),
+                        (i + 1 < nx, c + 1),
+                        (j > 0, c.wrapping_sub(nx)),
+                        (j + 1 < ny, c + nx),
+                        (k > 0, c.wrapping_sub(nx * ny)),
+                        (k + 1 < nz, c + nx * ny),
+                    ];
                     if let Some(d) = near.iter().filter(|(inside, _)| *inside).map(|(_, n)| previous[*n]).filter(|d| *d != usize::MAX).min() {
                         distance[c] = d + 1;
                     }

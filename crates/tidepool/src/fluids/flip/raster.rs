@@ -25,10 +25,13 @@ impl Bins {
     pub fn sort(grid: &Grid, positions: &mut Vec<Vec3>, with: &mut [&mut Vec<Vec3>]) -> Bins {
         let cells = grid.cell_count();
         let [nx, ny, _] = grid.dims;
-        let cell: Vec<usize> = positions.par_iter().map(|x| {
-            let [i, j, k] = grid.cell_of(x);
-            i + nx * (j + ny * k)
-        }).collect();
+        let cell: Vec<usize> = positions
+            .par_iter()
+            .map(|x| {
+                let [i, j, k] = grid.cell_of(x);
+                i + nx * (j + ny * k)
+            })
+            .collect();
         let mut start = vec![0usize; cells + 1];
         for &c in &cell {
             start[c + 1] += 1;
@@ -97,10 +100,7 @@ pub fn rasterize(grid: &Grid, bins: &Bins, positions: &[Vec3], loc: Location, va
             (weight, weighted)
         })
         .collect();
-    (
-        Array3::from_vec(dims, pairs.iter().map(|p| p.0).collect()),
-        Array3::from_vec(dims, pairs.iter().map(|p| p.1).collect()),
-    )
+    (Array3::from_vec(dims, pairs.iter().map(|p| p.0).collect()), Array3::from_vec(dims, pairs.iter().map(|p| p.1).collect()))
 }
 
 /// Sub-samples per cell edge of the obstacle indicator.
@@ -184,10 +184,7 @@ impl Indicator {
                     let centre = i as Real + 1.0 + o[a];
                     let first = (s as Real * (centre - 1.0) - 0.5).ceil().max(0.0) as usize;
                     let last = ((s as Real * (centre + 1.0) - 0.5).floor() as usize).min(dims[a] - 1);
-                    (first..=last)
-                        .map(|m| (m, (1.0 - ((m as Real + 0.5) / s as Real - centre).abs()) / s as Real))
-                        .filter(|(_, w)| *w > 0.0)
-                        .collect()
+                    (first..=last).map(|m| (m, (1.0 - ((m as Real + 0.5) / s as Real - centre).abs()) / s as Real)).filter(|(_, w)| *w > 0.0).collect()
                 })
                 .collect();
             let mut next_dims = dims;

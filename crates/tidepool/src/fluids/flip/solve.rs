@@ -41,14 +41,7 @@ impl System {
     /// not closed walls, touch a `candidate` cell and pass `face_ok(axis, face index)`. A
     /// candidate without any such face gets no unknown. Across an open domain side or next to
     /// a cell without an unknown the pressure is zero.
-    pub fn assemble(
-        grid: &Grid,
-        boundaries: &[[Boundary; 2]; 3],
-        fraction: &[Array3<Real>; 3],
-        candidate: &[bool],
-        face_ok: impl Fn(usize, usize) -> bool,
-        scale: Real,
-    ) -> System {
+    pub fn assemble(grid: &Grid, boundaries: &[[Boundary; 2]; 3], fraction: &[Array3<Real>; 3], candidate: &[bool], face_ok: impl Fn(usize, usize) -> bool, scale: Real) -> System {
         let mut matrix = Stencil7::zeros(grid.dims);
         let coefficient = scale / (grid.dx * grid.dx);
         let faces = [0, 1, 2].map(|a| {

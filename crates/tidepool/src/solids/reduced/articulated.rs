@@ -175,7 +175,19 @@ impl Articulated {
     pub fn new(name: &str, bodies: Vec<ReducedBody>, joints: &[(usize, usize, Vec3)], actuators: &[(usize, Vec3, Vec3)], profile: Profile, skin: Real) -> Result<Self, String> {
         let joints = Self::joints(&bodies, joints)?;
         let actuators = actuators.iter().map(|&(b, x, f)| Actuator { body: b, point: bodies[b].material_point(&x), force: bodies[b].orientation.inverse() * f }).collect();
-        let mut articulated = Articulated { name: name.to_string(), bodies, joints, actuators, profile, skin, volume: 0.0, skin_mesh: None, system: JointSystem::default(), frames: JointSystem::default(), bindings: BindingsCache::default() };
+        let mut articulated = Articulated {
+            name: name.to_string(),
+            bodies,
+            joints,
+            actuators,
+            profile,
+            skin,
+            volume: 0.0,
+            skin_mesh: None,
+            system: JointSystem::default(),
+            frames: JointSystem::default(),
+            bindings: BindingsCache::default(),
+        };
         if articulated.bodies.len() == 1 {
             articulated.volume = articulated.bodies[0].volume();
         } else {
@@ -203,7 +215,10 @@ impl Articulated {
                     }
                     y = on_c;
                 }
-                Err(format!("the joint at [{:.4}, {:.4}, {:.4}] between `{}` and `{}`: their tetrahedral meshes do not overlap there (move the point or use a finer spacing)", x.x, x.y, x.z, bodies[p].name, bodies[c].name))
+                Err(format!(
+                    "the joint at [{:.4}, {:.4}, {:.4}] between `{}` and `{}`: their tetrahedral meshes do not overlap there (move the point or use a finer spacing)",
+                    x.x, x.y, x.z, bodies[p].name, bodies[c].name
+                ))
             })
             .collect()
     }
@@ -239,7 +254,9 @@ impl Articulated {
             }
             return (mesh, velocities);
         };
-        let blend = |at: &dyn Fn(&ReducedBody, &MaterialPoint) -> Vec3| -> Vec<Vec3> { skin.bindings.iter().map(|b| b.iter().map(|(body, w, p)| *w * at(&self.bodies[*body], p)).sum()).collect() };
+        let blend = |at: &dyn Fn(&ReducedBody, &MaterialPoint) -> Vec3| -> Vec<Vec3> {
+            skin.bindings.iter().map(|b| b.iter().map(|(body, w, p)| *w * at(&self.bodies[*body], p)).sum()).collect()
+        };
         let vertices = blend(&|body, p| body.position_of(p));
         (TriMesh { vertices, triangles: skin.triangles.clone() }, blend(&|body, p| body.velocity_of(p)))
     }
@@ -344,7 +361,12 @@ impl Articulated {
 
     /// The joints' velocity differences `B v`.
     fn joint_velocities(&self) -> DVector<Real> {
-        DVector::from_iterator(3 * self.joints.len(), self.joints.iter().flat_map(|j| (self.bodies[j.bodies[0]].velocity_of(&j.points[0]) - self.bodies[j.bodies[1]].velocity_of(&j.points[1])).iter().copied().collect::<Vec<_>>()))
+        DVector::from_iterator(
+            3 * self.joints.len(),
+            self.joints
+                .iter()
+                .flat_map(|j| (self.bodies[j.bodies[0]].velocity_of(&j.points[0]) - self.bodies[j.bodies[1]].velocity_of(&j.points[1])).iter().copied().collect::<Vec<_>>()),
+        )
     }
 
     /// Per sub-body: its joint points, as (joint, side, material point).
@@ -423,10 +445,16 @@ impl Articulated {
             let mut lambda = DVector::zeros(n);
             lambda[k] = 1.0;
             let sources = self.joint_sources(&joint_points, &lambda);
-            let r: Vec<Vec<Vec3>> = self.bodies.iter().zip(&sources).zip(&joint_points).map(|((body, sources), at)| {
-                let at: Vec<MaterialPoint> = at.iter().map(|(_, _, p)| *p).collect();
-                body.point_response(sources, &at, frame_only)
-            }).collect();
+            let r: Vec<Vec<Vec3>> = self
+                .bodies
+                .iter()
+                .zip(&sources)
+                .zip(&joint_points)
+                .map(|((body, sources), at)| {
+                    let at: Vec<MaterialPoint> = at.iter().map(|(_, _, p)| *p).collect();
+                    body.point_response(sources, &at, frame_only)
+                })
+                .collect();
             a33.set_column(k, &self.joint_differences(&joint_points, &r));
         }
         let a33 = 0.5 * (&a33 + a33.transpose());
@@ -498,10 +526,15 @@ impl Articulated {
     /// The skin's distance at `x` and the sub-bodies' weights there.
     fn blend(&self, x: &Vec3) -> (Real, Vec<(usize, Real)>) {
         let reach = if self.skin > 0.0 { 8.0 * self.skin } else { 0.0 };
-        let mut order: Vec<(usize, Real)> = self.bodies.iter().enumerate().map(|(b, body)| {
-            let (c, r) = body.bounding_sphere();
-            (b, (x - c).norm() - r)
-        }).collect();
+        let mut order: Vec<(usize, Real)> = self
+            .bodies
+            .iter()
+            .enumerate()
+            .map(|(b, body)| {
+                let (c, r) = body.bounding_sphere();
+                (b, (x - c).norm() - r)
+            })
+            .collect();
         order.sort_by(|a, b| a.1.total_cmp(&b.1));
         let mut distances: Vec<(usize, Real)> = Vec::new();
         let mut nearest = Real::INFINITY;
@@ -593,7 +626,8 @@ mod tests {
         let model = Arc::new(ReducedModel::new(&mesh, &material, modes, 0.0, false, None).unwrap());
         let first = ReducedBody::new("a", model.clone(), Vec3::new(0.2, 0.05, 0.05));
         let second = ReducedBody::new("b", model, Vec3::new(0.55, 0.05, 0.05));
-        let joints: Vec<(usize, usize, Vec3)> = [Vec3::new(0.375, 0.03, 0.03), Vec3::new(0.375, 0.07, 0.03), Vec3::new(0.375, 0.05, 0.07)].iter().take(joints).map(|x| (0, 1, *x)).collect();
+        let joints: Vec<(usize, usize, Vec3)> =
+            [Vec3::new(0.375, 0.03, 0.03), Vec3::new(0.375, 0.07, 0.03), Vec3::new(0.375, 0.05, 0.07)].iter().take(joints).map(|x| (0, 1, *x)).collect();
         Articulated::new("pair", vec![first, second], &joints, &[], Profile::Constant, 0.0).unwrap()
     }
 

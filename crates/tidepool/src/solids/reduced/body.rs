@@ -12,10 +12,10 @@
 use super::fem::{consistent_mass, diagonal_mass, lumped_mass, rigid_motions, stiffness, ElasticMaterial};
 use super::modes::{lowest_modes, ModalBasis};
 use crate::coupling::CoupledSolid;
-use crate::solids::contact::{ContactBody, Distance};
-use crate::solids::rigid::Material;
 use crate::geometry::{Shape, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
+use crate::solids::contact::{ContactBody, Distance};
+use crate::solids::rigid::Material;
 use std::sync::Arc;
 
 /// What copies of one reduced body share: the rest shape about its centre of mass, the
@@ -65,7 +65,8 @@ impl TetLookup {
         let dims = [0, 1, 2].map(|a| (((hi[a] - lo[a]) / cell).ceil() as usize).max(1));
         let mut cells = vec![Vec::new(); dims[0] * dims[1] * dims[2]];
         for (t, tet) in mesh.tets.iter().enumerate() {
-            let (a, b) = tet.iter().map(|&v| mesh.vertices[v as usize]).fold((Vec3::repeat(Real::INFINITY), Vec3::repeat(Real::NEG_INFINITY)), |(lo, hi), x| (lo.inf(&x), hi.sup(&x)));
+            let (a, b) =
+                tet.iter().map(|&v| mesh.vertices[v as usize]).fold((Vec3::repeat(Real::INFINITY), Vec3::repeat(Real::NEG_INFINITY)), |(lo, hi), x| (lo.inf(&x), hi.sup(&x)));
             let (i0, i1) = (Self::index(&lo, cell, &dims, &a), Self::index(&lo, cell, &dims, &b));
             for k in i0[2]..=i1[2] {
                 for j in i0[1]..=i1[1] {
@@ -343,7 +344,20 @@ impl ReducedBody {
     /// static world's restitution and friction.
     pub fn new(name: &str, model: Arc<ReducedModel>, position: Vec3) -> Self {
         let r = model.modes.len();
-        ReducedBody { name: name.to_string(), model, position, velocity: Vec3::zeros(), orientation: Quat::identity(), angular_momentum: Vec3::zeros(), q: vec![0.0; r], qdot: vec![0.0; r], material: crate::world::STATIC_MATERIAL, solve_dt: 0.0, cache: PointCache::default(), frame: FrameCache::default() }
+        ReducedBody {
+            name: name.to_string(),
+            model,
+            position,
+            velocity: Vec3::zeros(),
+            orientation: Quat::identity(),
+            angular_momentum: Vec3::zeros(),
+            q: vec![0.0; r],
+            qdot: vec![0.0; r],
+            material: crate::world::STATIC_MATERIAL,
+            solve_dt: 0.0,
+            cache: PointCache::default(),
+            frame: FrameCache::default(),
+        }
     }
 
     /// Sets the frame's angular velocity (with the modes at rest relative to it).
@@ -376,7 +390,9 @@ impl ReducedBody {
         let omega = inverse_inertia * frame_momentum;
         let slack = (0..self.model.particles()).map(|i| self.model.modal(&self.q, i).norm()).fold(0.0, Real::max);
         let radius = arms.iter().map(|r| r.norm()).fold(0.0, Real::max);
-        let couplings = (0..self.model.modes.len()).map(|k| arms.iter().zip(&self.model.masses).enumerate().map(|(i, (r, m))| *m * r.cross(&(self.orientation * self.model.mode(k, i)))).sum()).collect();
+        let couplings = (0..self.model.modes.len())
+            .map(|k| arms.iter().zip(&self.model.masses).enumerate().map(|(i, (r, m))| *m * r.cross(&(self.orientation * self.model.mode(k, i)))).sum())
+            .collect();
         let state = (self.orientation, self.q.clone(), self.qdot.clone(), self.angular_momentum);
         let frame = Arc::new(Frame { state, arms, inverse_inertia, omega, frame_momentum, slack, radius, couplings });
         *self.frame.0.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&frame));
@@ -894,7 +910,9 @@ mod tests {
             let mut body = deformed(modes);
             body.solve_dt = 0.01;
             let mut rng = SplitMix64::keyed(&[modes as u64]);
-            let points: Vec<Vec3> = (0..5).map(|_| body.position + body.orientation * Vec3::new(0.3 * (rng.next_unit() - 0.5), 0.15 * (rng.next_unit() - 0.5), 0.06 * (rng.next_unit() - 0.5))).collect();
+            let points: Vec<Vec3> = (0..5)
+                .map(|_| body.position + body.orientation * Vec3::new(0.3 * (rng.next_unit() - 0.5), 0.15 * (rng.next_unit() - 0.5), 0.06 * (rng.next_unit() - 0.5)))
+                .collect();
             let (a, b) = (random_impulses(5, 1), random_impulses(5, 2));
             let response = |j: &[Vec3]| {
                 let mut out = vec![Vec3::zeros(); 5];
@@ -937,7 +955,13 @@ mod tests {
     #[test]
     fn contact_stops_a_block_on_the_floor() {
         use crate::solids::contact::{self, StaticGeometry};
-        let statics = StaticGeometry { min: Vec3::repeat(-5.0), max: Vec3::repeat(5.0), walls: [[false; 2], [true, false], [false; 2]], obstacles: Vec::new(), material: Material { restitution: 0.0, friction: 0.5 } };
+        let statics = StaticGeometry {
+            min: Vec3::repeat(-5.0),
+            max: Vec3::repeat(5.0),
+            walls: [[false; 2], [true, false], [false; 2]],
+            obstacles: Vec::new(),
+            material: Material { restitution: 0.0, friction: 0.5 },
+        };
         let mut body = ReducedBody::new("block", damped_model(6, 0.02), Vec3::new(0.0, -4.7, 0.0));
         let (dt, gravity) = (1e-3, Vec3::new(0.0, -9.81, 0.0));
         for _ in 0..1000 {

@@ -203,6 +203,3 @@ mod tests {
         assert!(too_many.contains(&format!("at most {}", 3 * mesh.vertices.len() - 6)), "{too_many}");
     }
 }
-
-
-

@@ -1,8 +1,8 @@
 //! One rigid body: its shape and mass in its own frame, its pose and momenta in the world.
 
 use crate::geometry::{Shape, TriMesh};
-use crate::solids::contact::{ContactBody, Distance};
 use crate::math::{Mat3, Quat, Real, Vec3};
+use crate::solids::contact::{ContactBody, Distance};
 
 /// How a body moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,7 +149,6 @@ impl RigidBody {
         self.velocity + self.angular_velocity().cross(&(x - self.position))
     }
 
-
     /// Signed distance from world point `x` to the body's surface (negative inside) with the
     /// body at `pose`.
     pub fn signed_distance_at(&self, pose: &Pose, x: &Vec3) -> Real {
@@ -204,10 +203,7 @@ impl RigidBody {
         match self.kind {
             BodyKind::Static => return self.pose(),
             BodyKind::Kinematic => {
-                return Pose {
-                    position: self.position + dt * self.velocity,
-                    orientation: Quat::from_scaled_axis(dt * self.spin) * self.orientation,
-                };
+                return Pose { position: self.position + dt * self.velocity, orientation: Quat::from_scaled_axis(dt * self.spin) * self.orientation };
             }
             BodyKind::Dynamic => {}
         }
