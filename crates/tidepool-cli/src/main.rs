@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tidepool::driver::RunOutcome;
+use tidepool::driver::{Event, RunOutcome};
+use tidepool::fluids::Fluid;
 use tidepool::output::{self, RunInfo};
-use tidepool::scene::surface::LoadedSurfaceScene;
-use tidepool::scene::{self, AnyScene, LiquidMethod, LoadedScene};
+use tidepool::scene::{self, AnyScene};
 use tidepool::session;
 use tidepool::world::World;
 use tidepool::{Error, SceneError};
@@ -123,41 +123,34 @@ fn set_threads(threads: Option<usize>) -> anyhow::Result<usize> {
 
 fn run(args: RunArgs) -> anyhow::Result<u8> {
     let threads = set_threads(args.threads)?;
-    let mut loaded = match args.scene.as_deref() {
-        Some(path) => match scene::load_any(path)? {
-            AnyScene::Surface(loaded) => return run_surface(&loaded, path, &args, threads),
-            AnyScene::Liquid(loaded) => *loaded,
-        },
-        None => scene::load_default()?,
+    let mut scene = match args.scene.as_deref() {
+        Some(path) => scene::load_any(path)?,
+        None => AnyScene::Liquid(Box::new(scene::load_default()?)),
     };
     if let Some(frames) = args.frames {
         if frames == 0 {
             return Err(UsageError("--frames must be at least 1".into()).into());
         }
-        loaded.scene.simulation.frames = frames;
+        scene.set_frames(frames);
     }
-    let dir = session::output_directory(&loaded, args.out.as_deref());
-    if loaded.scene.liquid.method == LiquidMethod::Flip {
-        return run_flip(&loaded, &dir, &args, threads);
-    }
-    let last_frame = loaded.scene.simulation.frames;
+    let dir = session::output_directory(&scene, args.out.as_deref());
+    let last_frame = scene.frames();
     let info = RunInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: std::env::args().collect(),
         threads,
         start_time: output::utc_now_rfc3339(),
-        scene: loaded.path.as_ref().map(|p| p.display().to_string()),
+        scene: scene.path().map(|p| p.display().to_string()),
         resumed_after_frame: None,
     };
+    let (mut driver, resumed) = session::start(&scene, &dir, args.resume, info)?;
     if !args.quiet {
-        let what = loaded.path.as_ref().map_or("the built-in default scene".to_string(), |p| p.display().to_string());
-        let [nx, ny, nz] = loaded.grid.dims;
-        eprintln!("tidepool: simulating {what} ({nx} x {ny} x {nz} cells, {threads} threads)");
+        let what = scene.path().map_or("the built-in default scene".to_string(), |p| p.display().to_string());
+        eprintln!("tidepool: simulating {what} ({}, {threads} threads)", describe(&driver.world));
         eprintln!("tidepool: writing frames to {}", dir.display());
-    }
-    let (mut driver, resumed) = session::start(&loaded, &dir, args.resume, info)?;
-    if let (Some(f), false) = (resumed, args.quiet) {
-        eprintln!("tidepool: resuming after frame {f}");
+        if let Some(f) = resumed {
+            eprintln!("tidepool: resuming after frame {f}");
+        }
     }
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -170,16 +163,25 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         });
     }
     let first = driver.world.clock.frame;
-    let bar =
-        ProgressBar::with_draw_target(Some((last_frame - first.min(last_frame)) as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
+    let bar = ProgressBar::with_draw_target(
+        Some((last_frame - first.min(last_frame)) as u64),
+        if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() },
+    );
     bar.set_style(
         ProgressStyle::with_template("frame {msg} [{bar:28.cyan/blue}] {pos}/{len} | {elapsed_precise} elapsed, ETA {eta}").expect("valid template").progress_chars("=> "),
     );
-    let outcome = driver.run(last_frame, &stop, &mut |p| {
-        bar.set_position((p.frame - 1 - first) as u64);
-        bar.set_message(format!("{}/{}, substep {}, t = {:.3} s, dt = {:.2} ms", p.frame, p.last_frame, p.substeps, p.time, p.dt * 1e3));
-        if stop.load(Ordering::SeqCst) {
-            bar.set_message(format!("{}/{} (finishing this frame, then stopping)", p.frame, p.last_frame));
+    let outcome = driver.run(last_frame, &stop, &mut |event| match event {
+        Event::Substep(p) => {
+            bar.set_position((p.frame - 1 - first) as u64);
+            bar.set_message(format!("{}/{}, substep {}, t = {:.3} s, dt = {:.2} ms", p.frame, p.last_frame, p.substeps, p.time, p.dt * 1e3));
+            if stop.load(Ordering::SeqCst) {
+                bar.set_message(format!("{}/{} (finishing this frame, then stopping)", p.frame, p.last_frame));
+            }
+        }
+        Event::Frame(record) => {
+            if let Some(what) = record.totals.unconverged() {
+                bar.suspend(|| eprintln!("tidepool: warning: frame {}: a {what} did not converge within liquid.pressure_max_iterations (see stats.jsonl)", record.frame));
+            }
         }
     });
     bar.finish_and_clear();
@@ -197,109 +199,70 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// `tidepool run` of a FLIP scene (no checkpoints). A frame whose solves did not converge is
-/// reported on the log as well as in `stats.jsonl`.
-fn run_flip(loaded: &LoadedScene, dir: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8> {
-    if args.resume {
-        return Err(UsageError("--resume is not supported for FLIP scenes (they write no checkpoints)".into()).into());
-    }
-    let frames = loaded.scene.simulation.frames;
-    if !args.quiet {
-        let [nx, ny, nz] = loaded.grid.dims;
-        let what = loaded.path.as_ref().map_or("the scene".to_string(), |p| p.display().to_string());
-        eprintln!("tidepool: simulating {what} (FLIP, {nx} x {ny} x {nz} cells, {threads} threads)");
-        eprintln!("tidepool: writing frames to {}", dir.display());
-    }
-    let bar = ProgressBar::with_draw_target(Some(frames as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
-    bar.set_style(
-        ProgressStyle::with_template("frame {pos}/{len} [{bar:28.cyan/blue}] {msg} | {elapsed_precise} elapsed, ETA {eta}").expect("valid template").progress_chars("=> "),
-    );
-    tidepool::output::flip::run(loaded, dir, frames, |s| {
-        bar.set_position(s.frame as u64);
-        bar.set_message(format!("{} particles, {} substeps", s.particle_count, s.substeps));
-        if !s.lcp_converged || !s.correction_converged {
-            bar.suspend(|| {
-                eprintln!(
-                    "tidepool: warning: frame {}: a {} did not converge within liquid.pressure_max_iterations (see stats.jsonl)",
-                    s.frame,
-                    if s.lcp_converged { "density correction" } else { "velocity solve" }
-                )
-            });
+/// The size of a world's fluid, for the log.
+fn describe(world: &World) -> String {
+    match &world.fluid {
+        Fluid::LevelSet(f) => {
+            let [nx, ny, nz] = f.grid.dims;
+            format!("{nx} x {ny} x {nz} cells")
         }
-    })?;
-    bar.finish_and_clear();
-    if !args.quiet {
-        eprintln!("tidepool: wrote frames 0..={frames} to {}", dir.display());
+        Fluid::Flip(f) => {
+            let [nx, ny, nz] = f.grid.dims;
+            format!("FLIP, {nx} x {ny} x {nz} cells")
+        }
+        Fluid::Surface(f) => {
+            let [nx, nz] = f.sheet.dims;
+            format!("{nx} x {nz} nodes, {} particles", f.gas.total())
+        }
     }
-    Ok(EXIT_OK)
 }
 
-/// `tidepool run` of a surface-flow scene: frames of automaton steps (no checkpoints).
-fn run_surface(loaded: &LoadedSurfaceScene, path: &Path, args: &RunArgs, threads: usize) -> anyhow::Result<u8> {
-    if args.resume {
-        return Err(UsageError("--resume is not supported for surface-flow scenes (they write no checkpoints)".into()).into());
-    }
-    let frames = match args.frames {
-        Some(0) => return Err(UsageError("--frames must be at least 1".into()).into()),
-        Some(f) => f,
-        None => loaded.scene.simulation.frames,
-    };
-    let dir = args.out.clone().or_else(|| loaded.scene.output.directory.as_ref().map(PathBuf::from)).unwrap_or_else(|| Path::new("out").join(&loaded.name));
-    let [nx, nz] = loaded.flow.sheet.dims;
-    if !args.quiet {
-        eprintln!("tidepool: simulating {} ({nx} x {nz} nodes, {} particles, {threads} threads)", path.display(), loaded.flow.gas.total());
-        eprintln!("tidepool: writing frames to {}", dir.display());
-    }
-    let bar = ProgressBar::with_draw_target(Some(frames as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
-    bar.set_style(ProgressStyle::with_template("frame {pos}/{len} [{bar:28.cyan/blue}] {msg} | ETA {eta}").expect("valid template").progress_chars("=> "));
-    tidepool::output::surface::run(loaded, &dir, frames, |s| {
-        bar.set_position(s.frame as u64);
-        bar.set_message(format!("{} particles", s.particles));
-    })?;
-    bar.finish_and_clear();
-    if !args.quiet {
-        eprintln!("tidepool: wrote frames 0..={frames} to {}", dir.display());
-    }
-    Ok(EXIT_OK)
-}
-
+/// `tidepool check`: validates a scene, builds its initial state and prints its size, memory
+/// and time step.
 fn check(path: &Path) -> anyhow::Result<u8> {
-    let loaded = match scene::load_any(path)? {
-        AnyScene::Liquid(loaded) => *loaded,
+    let scene = scene::load_any(path)?;
+    let world = World::of(&scene);
+    let mut out = String::new();
+    let loaded = match &scene {
         AnyScene::Surface(loaded) => {
-            let flow = &loaded.flow;
+            let Fluid::Surface(flow) = &world.fluid else { unreachable!("a surface scene builds a surface flow") };
             let [nx, nz] = flow.sheet.dims;
             let sim = &loaded.scene.simulation;
-            let mut out = String::new();
             let _ = writeln!(out, "scene      {}: valid (surface flow)", path.display());
             let _ = writeln!(out, "lattice    {nx} x {nz} = {} nodes, spacing {} m", nx * nz, loaded.scene.surface.spacing);
             let _ = writeln!(out, "water      {} particles of {} m", flow.gas.total(), flow.gas.particle_height);
             let _ = writeln!(out, "steps      {} frames of {} steps of {} s", sim.frames, sim.steps_per_frame, sim.dt);
-            let _ = writeln!(out, "memory     about {:.1} MiB", (nx * nz * 120) as f64 / 1048576.0);
+            let _ = writeln!(out, "memory     about {:.1} MiB", world.heap_bytes() as f64 / 1048576.0);
             print_stdout(&out)?;
             return Ok(EXIT_OK);
         }
+        AnyScene::Liquid(loaded) => loaded,
     };
-    if loaded.scene.liquid.method == LiquidMethod::Flip {
-        return check_flip(path, &loaded);
-    }
     let grid = loaded.grid;
-    let world = World::build(&loaded);
     let sim = &loaded.scene.simulation;
-    let dt = world.liquid.cfl_dt(&grid, sim.cfl, &world.settings.gravity, &world.sources);
-    // Estimate with the speed of a fall through the domain height (the initial state is at rest).
-    let height = grid.dims[1] as f64 * grid.dx;
-    let fall_speed = (2.0 * world.settings.gravity.norm() * height).sqrt();
-    let dt_moving = sim.cfl * grid.dx / (fall_speed + (grid.dx * world.settings.gravity.norm()).sqrt()).max(1e-12);
-    let estimate = tidepool::fluids::eulerian::estimate_memory_bytes(&grid, loaded.scene.liquid.particles_per_cell as usize, !loaded.bodies.is_empty());
     let [nx, ny, nz] = grid.dims;
     let hi = grid.max_corner();
-    let mut out = String::new();
-    let _ = writeln!(out, "scene      {}: valid", path.display());
+    let (memory, liquid) = match &world.fluid {
+        Fluid::Flip(f) => {
+            let flip = &loaded.scene.liquid.flip;
+            let duration = sim.frames as f64 / sim.fps;
+            let (particles, memory) = tidepool::fluids::flip::estimate_memory(&grid, &loaded.regions, &loaded.sources, &loaded.scene.liquid.source, flip.particles_per_cell as usize, duration);
+            let mode = serde_json::to_value(flip.incompressibility)?;
+            let _ = writeln!(out, "scene      {}: valid (FLIP, {} incompressibility)", path.display(), mode.as_str().unwrap_or("?"));
+            (memory, format!("{} particles of {:.4} kg ({:.3} kg) initially; up to about {particles} with the sources", f.positions.len(), f.particle_mass, f.liquid_mass()))
+        }
+        _ => {
+            let with_bodies = !loaded.bodies.is_empty();
+            let memory = tidepool::fluids::eulerian::estimate_memory_bytes(&grid, loaded.scene.liquid.particles_per_cell as usize, with_bodies);
+            let particles = world.level_set().map_or(0, |f| f.liquid.particles.len());
+            let _ = writeln!(out, "scene      {}: valid", path.display());
+            (memory, format!("{:.4} m^3 initially, {particles} marker particles", world.fluid.measures().volume))
+        }
+    };
     let _ = writeln!(out, "grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
     let _ = writeln!(out, "domain     [{:.3}, {:.3}, {:.3}] to [{:.3}, {:.3}, {:.3}] m", grid.origin.x, grid.origin.y, grid.origin.z, hi.x, hi.y, hi.z);
-    let _ = writeln!(out, "liquid     {:.4} m^3 initially, {} marker particles", world.liquid.measures(&grid, &world.solids).volume, world.liquid.particles.len());
-    for body in &world.bodies {
+    let _ = writeln!(out, "liquid     {liquid}");
+    for body in world.solids.rigid.iter() {
         let kind = format!("{:?}", body.kind).to_lowercase();
         let mass = if body.is_dynamic() { format!("{:.4} kg, ", body.mass) } else { String::new() };
         let c = body.position;
@@ -321,7 +284,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             c.z
         );
     }
-    for a in &world.reduced {
+    for a in world.solids.reduced.iter() {
         if !a.joints.is_empty() {
             let _ = writeln!(
                 out,
@@ -341,7 +304,12 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         let plural = if models.len() == 1 { "" } else { "s" };
         let _ = writeln!(out, "models     {} deformable model{plural} shared by {} bodies", models.len(), world.reduced_bodies().count());
     }
-    let _ = writeln!(out, "memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", estimate as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
+    let _ = writeln!(out, "memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", memory as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
+    // Estimate with the speed of a fall through the domain height (the initial state is at rest).
+    let dt = world.cfl_dt();
+    let gravity = world.settings.gravity.norm();
+    let fall_speed = (2.0 * gravity * grid.dims[1] as f64 * grid.dx).sqrt();
+    let dt_moving = sim.cfl * grid.dx / (fall_speed + (grid.dx * gravity).sqrt()).max(1e-12);
     let _ = writeln!(
         out,
         "time step  {} at rest; about {:.2} ms once liquid falls the domain height ({} frames of {:.2} ms)",
@@ -350,42 +318,6 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         sim.frames,
         1e3 / sim.fps
     );
-    print_stdout(&out)?;
-    Ok(EXIT_OK)
-}
-
-/// `tidepool check` of a FLIP scene: the particles it starts with, what it may grow to, the
-/// memory estimate (the scene is refused when it exceeds the machine's), the first substep.
-fn check_flip(path: &Path, loaded: &LoadedScene) -> anyhow::Result<u8> {
-    let grid = loaded.grid;
-    let scene = &loaded.scene;
-    let flip = &scene.liquid.flip;
-    let (particles, memory) = tidepool::fluids::flip::estimate_memory(
-        &grid,
-        &loaded.regions,
-        &loaded.sources,
-        &scene.liquid.source,
-        flip.particles_per_cell as usize,
-        scene.simulation.frames as f64 / scene.simulation.fps,
-    );
-    let world = tidepool::fluids::flip::FlipWorld::from_scene(loaded);
-    let [nx, ny, nz] = grid.dims;
-    let mut out = String::new();
-    let mode = match flip.incompressibility {
-        tidepool::fluids::flip::Incompressibility::Unilateral => "unilateral",
-        tidepool::fluids::flip::Incompressibility::Bilateral => "bilateral",
-    };
-    let _ = writeln!(out, "scene      {}: valid (FLIP, {mode} incompressibility)", path.display());
-    let _ = writeln!(out, "grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
-    let _ = writeln!(
-        out,
-        "liquid     {} particles of {:.4} kg ({:.3} kg) initially; up to about {particles} with the sources",
-        world.positions.len(),
-        world.particle_mass,
-        world.liquid_mass()
-    );
-    let _ = writeln!(out, "memory     about {:.1} MiB (estimate)", memory as f64 / 1048576.0);
-    let _ = writeln!(out, "time step  {:.2} ms at rest ({} frames of {:.2} ms)", world.cfl_dt() * 1e3, scene.simulation.frames, 1e3 / scene.simulation.fps);
     print_stdout(&out)?;
     Ok(EXIT_OK)
 }

@@ -4,7 +4,8 @@
 use crate::fluids::eulerian::projection;
 use crate::grid::{Grid, Location, MacVelocity};
 use crate::math::{Real, SplitMix64, Vec3};
-use crate::pipeline::PhaseTimings;
+use crate::fluids::flip::{FlipTimings, SolveReport};
+use crate::pipeline::{FluidStep, PhaseTimings};
 use crate::scene::{self, Boundary};
 use crate::solids::StaticSolids;
 use crate::world::World;
@@ -171,25 +172,27 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
     let mut world = World::build(&loaded);
     let world = &mut world;
     let setup = start.elapsed().as_secs_f64();
-    let height = world.grid.dims[1] as Real * world.grid.dx;
-    let dt = 0.5 * world.grid.dx / (2.0 * 9.81 * height).sqrt();
+    let grid = *world.fluid.grid().expect("benchmark scenes are liquid scenes");
+    let height = grid.dims[1] as Real * grid.dx;
+    let dt = 0.5 * grid.dx / (2.0 * 9.81 * height).sqrt();
     for _ in 0..((warmup / dt).ceil() as usize).max(1) {
         crate::pipeline::step(world, dt).expect("stable");
     }
     let mut total = PhaseTimings::default();
     let mut iterations = 0;
     for _ in 0..substeps {
-        let report = crate::pipeline::step(world, dt).expect("stable");
-        total.accumulate(&report.timings);
-        iterations += report.projection.iterations;
+        if let FluidStep::LevelSet { projection, timings } = crate::pipeline::step(world, dt).expect("stable").fluid {
+            total.accumulate(&timings);
+            iterations += projection.iterations;
+        }
     }
     let per = |s: f64| s / substeps as f64;
-    let cells = world.grid.cell_count();
+    let cells = grid.cell_count();
     json!({
         "case": name,
         "cells": cells,
-        "grid": world.grid.dims,
-        "bodies": world.bodies.len() + world.reduced.len(),
+        "grid": grid.dims,
+        "bodies": world.solids.iter().count(),
         "setup_seconds": setup,
         "warmup_seconds": warmup,
         "substeps": substeps,
@@ -203,7 +206,7 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
             "bodies": per(total.bodies),
         },
         "pressure_iterations_per_substep": iterations as f64 / substeps as f64,
-        "particles": world.liquid.particles.len(),
+        "particles": world.level_set().map_or(0, |f| f.liquid.particles.len()),
         "state_bytes_per_cell": world.heap_bytes() as f64 / cells as f64,
         "deformable_bodies_bytes": world.bodies_heap_bytes(),
         "peak_resident_bytes_per_cell": peak_resident_bytes().map(|b| b as f64 / cells as f64),
@@ -213,39 +216,48 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
 /// A FLIP dam break in a 2 x 1 x 1 m tank at `resolution` cells along x, unilateral or
 /// bilateral: a 0.6 x 0.8 x 1 m column (at 128: 128 x 64 x 64 cells, about a million
 /// particles).
-fn flip_dam_break_world(resolution: u32, incompressibility: &str) -> crate::fluids::flip::FlipWorld {
+fn flip_dam_break_world(resolution: u32, incompressibility: &str) -> World {
     let text = format!(
         "[simulation]\nframes = 1\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [2.0, 1.0, 1.0]\nresolution = {resolution}\n\
          [liquid]\nmethod = \"flip\"\nflip.incompressibility = \"{incompressibility}\"\n\
          [[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [0.6, 0.8, 1.0] }}\n"
     );
     let loaded = scene::parse(&text, "bench", "bench", None, std::path::Path::new(".")).expect("valid bench scene");
-    crate::fluids::flip::FlipWorld::from_scene(&loaded)
+    World::build(&loaded)
+}
+
+/// One substep of a FLIP world: its solves and phase timings.
+fn flip_step(world: &mut World, dt: Real) -> (SolveReport, FlipTimings) {
+    match crate::pipeline::step(world, dt).expect("stable").fluid {
+        FluidStep::Flip { solve, timings } => (solve, timings),
+        _ => unreachable!("the world is a FLIP world"),
+    }
 }
 
 /// `steps` substeps of the FLIP dam break after 2 of warm-up (the column has started to fall),
 /// with the seconds per substep of each phase.
 pub fn flip_dam_break(resolution: u32, steps: usize) -> Value {
-    use crate::fluids::flip::FlipTimings;
     let clock = Instant::now();
     let mut world = flip_dam_break_world(resolution, "unilateral");
     let setup = clock.elapsed().as_secs_f64();
     let dt = world.cfl_dt().min(1.0 / 60.0);
     for _ in 0..2 {
-        world.step(dt).expect("stable");
+        flip_step(&mut world, dt);
     }
-    let (mut total, mut iterations, mut correction) = (FlipTimings::default(), 0, 0);
+    let (mut total, mut iterations, mut correction, mut last) = (FlipTimings::default(), 0, 0, SolveReport::default());
     for _ in 0..steps {
-        world.step(dt).expect("stable");
-        total.accumulate(&world.timings);
-        iterations += world.last.iterations;
-        correction += world.last.correction_iterations;
+        let (solve, timings) = flip_step(&mut world, dt);
+        total.accumulate(&timings);
+        iterations += solve.iterations;
+        correction += solve.correction_iterations;
+        last = solve;
     }
     let per = |s: f64| s / steps as f64;
+    let flip = world.flip().expect("a FLIP world");
     json!({
         "case": "flip-dam-break",
-        "grid": world.grid.dims,
-        "particles": world.positions.len(),
+        "grid": flip.grid.dims,
+        "particles": flip.positions.len(),
         "setup_seconds": setup,
         "dt": dt,
         "steps": steps,
@@ -253,8 +265,8 @@ pub fn flip_dam_break(resolution: u32, steps: usize) -> Value {
         "phase_seconds_per_step": { "rasterize": per(total.rasterize), "solve": per(total.solve), "extrapolate": per(total.extrapolate), "advect": per(total.advect) },
         "lcp_iterations_per_step": iterations as f64 / steps as f64,
         "correction_iterations_per_step": correction as f64 / steps as f64,
-        "active_set": world.last.active,
-        "unknowns": world.last.unknowns,
+        "active_set": last.active,
+        "unknowns": last.unknowns,
         "peak_resident_bytes": peak_resident_bytes(),
     })
 }
@@ -267,20 +279,21 @@ pub fn lcp_vs_poisson(resolution: u32, steps: usize) -> Value {
         let mut world = flip_dam_break_world(resolution, mode);
         let dt = world.cfl_dt().min(1.0 / 60.0);
         for _ in 0..2 {
-            world.step(dt).expect("stable");
+            flip_step(&mut world, dt);
         }
-        let (mut seconds, mut iterations, mut correction) = (0.0, 0, 0);
+        let (mut seconds, mut iterations, mut correction, mut unknowns) = (0.0, 0, 0, 0);
         for _ in 0..steps {
-            world.step(dt).expect("stable");
-            seconds += world.timings.solve;
-            iterations += world.last.iterations;
-            correction += world.last.correction_iterations;
+            let (solve, timings) = flip_step(&mut world, dt);
+            seconds += timings.solve;
+            iterations += solve.iterations;
+            correction += solve.correction_iterations;
+            unknowns = solve.unknowns;
         }
         json!({
             "solve_seconds_per_step": seconds / steps as f64,
             "iterations_per_step": iterations as f64 / steps as f64,
             "correction_iterations_per_step": correction as f64 / steps as f64,
-            "unknowns": world.last.unknowns,
+            "unknowns": unknowns,
         })
     };
     json!({

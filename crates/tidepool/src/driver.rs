@@ -2,9 +2,12 @@
 
 use crate::error::{Error, Result};
 use crate::fluids::eulerian::{LiquidMeasures, LiquidSurface};
+use crate::fluids::flip::FlipTotals;
+use crate::fluids::Fluid;
 use crate::math::Real;
-use crate::pipeline::{self, PhaseTimings};
+use crate::pipeline::{self, FluidStep, PhaseTimings};
 use crate::world::World;
+use serde::Serialize;
 use std::cell::OnceCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -12,8 +15,8 @@ use std::time::Instant;
 /// Shortest substep before the run is declared unstable (s).
 const MIN_DT: Real = 1e-7;
 
-/// Everything measured about one frame (one line of `stats.jsonl`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Everything measured about one frame (with the world, one line of `stats.jsonl`).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrameRecord {
     /// Frame number (0 is the initial state).
     pub frame: u32,
@@ -23,18 +26,76 @@ pub struct FrameRecord {
     pub substeps: u32,
     /// Wall-clock seconds spent simulating the frame (outputs excluded).
     pub wall_seconds: f64,
-    /// Volume, kinetic energy, maximum speed of the liquid.
+    /// Volume, kinetic energy, momentum and maximum speed of the liquid.
     pub measures: LiquidMeasures,
+    /// The fluid's solver figures summed over the frame's substeps.
+    pub totals: FluidTotals,
+}
+
+/// The level-set liquid's solves over a frame; its fields are part of the stats line.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LevelSetTotals {
     /// Pressure iterations summed over the frame's substeps.
     pub pressure_iterations: usize,
     /// Largest final relative residual of the frame's pressure solves.
     pub pressure_residual: Real,
     /// Whether every pressure solve of the frame met its tolerance.
     pub pressure_converged: bool,
-    /// Marker particles at the end of the frame.
-    pub particles: usize,
     /// Seconds per phase summed over the frame's substeps.
+    #[serde(rename = "phase_seconds")]
     pub timings: PhaseTimings,
+}
+
+impl Default for LevelSetTotals {
+    fn default() -> Self {
+        LevelSetTotals { pressure_iterations: 0, pressure_residual: 0.0, pressure_converged: true, timings: PhaseTimings::default() }
+    }
+}
+
+/// A fluid's solver figures summed over a frame's substeps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FluidTotals {
+    /// The level-set liquid's pressure solves.
+    LevelSet(LevelSetTotals),
+    /// FLIP's velocity solves and density corrections.
+    Flip(FlipTotals),
+    /// The surface flow has no solver.
+    Surface,
+}
+
+impl FluidTotals {
+    /// Nothing yet, for `fluid`.
+    pub fn new(fluid: &Fluid) -> Self {
+        match fluid {
+            Fluid::LevelSet(_) => FluidTotals::LevelSet(LevelSetTotals::default()),
+            Fluid::Flip(_) => FluidTotals::Flip(FlipTotals::default()),
+            Fluid::Surface(_) => FluidTotals::Surface,
+        }
+    }
+
+    /// Adds one substep.
+    pub fn add(&mut self, step: &FluidStep) {
+        match (self, step) {
+            (FluidTotals::LevelSet(t), FluidStep::LevelSet { projection, timings }) => {
+                t.pressure_iterations += projection.iterations;
+                t.pressure_residual = t.pressure_residual.max(projection.residual);
+                t.pressure_converged &= projection.converged;
+                t.timings.accumulate(timings);
+            }
+            (FluidTotals::Flip(t), FluidStep::Flip { solve, timings }) => t.add(solve, timings),
+            _ => {}
+        }
+    }
+
+    /// What did not converge in the frame, if anything (for a warning on the log).
+    pub fn unconverged(&self) -> Option<&'static str> {
+        match self {
+            FluidTotals::LevelSet(t) if !t.pressure_converged => Some("pressure solve"),
+            FluidTotals::Flip(t) if !t.converged => Some("velocity solve"),
+            FluidTotals::Flip(t) if !t.correction_converged => Some("density correction"),
+            _ => None,
+        }
+    }
 }
 
 /// A finished frame as sinks see it: the world, the record, and the liquid surface extracted on
@@ -55,7 +116,7 @@ impl<'a> Frame<'a> {
 
     /// The liquid surface mesh with per-vertex velocities.
     pub fn surface(&self) -> &LiquidSurface {
-        self.surface.get_or_init(|| self.world.liquid.surface(&self.world.grid))
+        self.surface.get_or_init(|| self.world.fluid.surface())
     }
 }
 
@@ -63,6 +124,15 @@ impl<'a> Frame<'a> {
 pub trait FrameSink {
     /// Handles one finished frame (frame 0 is the initial state).
     fn write(&mut self, frame: &Frame) -> Result<()>;
+}
+
+/// What a running driver reports: each substep, and each frame once its sinks have it.
+#[derive(Clone, Copy, Debug)]
+pub enum Event<'a> {
+    /// A substep was taken.
+    Substep(Progress),
+    /// A frame was simulated and written.
+    Frame(&'a FrameRecord),
 }
 
 /// Progress after each substep.
@@ -111,10 +181,10 @@ impl Driver {
         let record = FrameRecord {
             frame: self.world.clock.frame,
             time: self.world.clock.time,
-            measures: self.world.liquid.measures(&self.world.grid, &self.world.solids),
-            pressure_converged: true,
-            particles: self.world.liquid.particles.len(),
-            ..FrameRecord::default()
+            substeps: 0,
+            wall_seconds: 0.0,
+            measures: self.world.fluid.measures(),
+            totals: FluidTotals::new(&self.world.fluid),
         };
         self.emit(&record)?;
         Ok(record)
@@ -130,10 +200,11 @@ impl Driver {
 
     /// Computes frames until `last_frame`. `stop` is polled between frames: when set, the frame
     /// in progress is finished and written, then the run returns [`RunOutcome::Interrupted`].
-    pub fn run(&mut self, last_frame: u32, stop: &AtomicBool, progress: &mut dyn FnMut(&Progress)) -> Result<RunOutcome> {
+    pub fn run(&mut self, last_frame: u32, stop: &AtomicBool, events: &mut dyn FnMut(&Event)) -> Result<RunOutcome> {
         while self.world.clock.frame < last_frame {
-            let record = self.advance_frame(last_frame, progress)?;
+            let record = self.advance_frame(last_frame, &mut |p| events(&Event::Substep(*p)))?;
             self.emit(&record)?;
+            events(&Event::Frame(&record));
             if stop.load(Ordering::SeqCst) && self.world.clock.frame < last_frame {
                 return Ok(RunOutcome::Interrupted { frame: self.world.clock.frame });
             }
@@ -147,31 +218,26 @@ impl Driver {
         let frame = world.clock.frame + 1;
         let t_end = frame as Real / world.settings.fps;
         let start = Instant::now();
-        let mut record = FrameRecord { frame, pressure_converged: true, ..FrameRecord::default() };
+        let mut substeps = 0;
+        let mut totals = FluidTotals::new(&world.fluid);
         loop {
             let remaining = t_end - world.clock.time;
-            if remaining <= 1e-9 / world.settings.fps {
-                break;
-            }
-            let dt_cfl = world.cfl_dt();
-            let dt = remaining / (remaining / dt_cfl).ceil().max(1.0);
+            let dt = match world.fixed_dt() {
+                Some(h) if remaining < 0.5 * h => break,
+                Some(h) => h,
+                None if remaining <= 1e-9 / world.settings.fps => break,
+                None => remaining / (remaining / world.cfl_dt()).ceil().max(1.0),
+            };
             if dt < MIN_DT {
                 return Err(Error::BlowUp { frame, time: world.clock.time, reason: format!("the CFL condition asks for substeps shorter than {MIN_DT} s") });
             }
             let report = pipeline::step(world, dt).map_err(|reason| Error::BlowUp { frame, time: world.clock.time, reason })?;
-            record.substeps += 1;
-            record.pressure_iterations += report.projection.iterations;
-            record.pressure_residual = record.pressure_residual.max(report.projection.residual);
-            record.pressure_converged &= report.projection.converged;
-            record.timings.accumulate(&report.timings);
-            progress(&Progress { frame, last_frame, substeps: record.substeps, time: world.clock.time, dt });
+            substeps += 1;
+            totals.add(&report.fluid);
+            progress(&Progress { frame, last_frame, substeps, time: world.clock.time, dt });
         }
         world.clock.time = t_end;
         world.clock.frame = frame;
-        record.time = t_end;
-        record.wall_seconds = start.elapsed().as_secs_f64();
-        record.measures = world.liquid.measures(&world.grid, &world.solids);
-        record.particles = world.liquid.particles.len();
-        Ok(record)
+        Ok(FrameRecord { frame, time: t_end, substeps, wall_seconds: start.elapsed().as_secs_f64(), measures: world.fluid.measures(), totals })
     }
 }

@@ -1,5 +1,8 @@
-//! One substep: the fixed order of phases.
+//! One substep: the fixed order of phases. [`step`] runs the world's fluid model's phases;
+//! the solids join the grid fluids' phases through [`Solids`] (Newmark's scheme), whatever
+//! their kind.
 //!
+//! The level-set liquid:
 //! 1. surface: particles and level set advected with `u^n`, particle correction, reinitialisation,
 //!    the level set extended into obstacles and bodies;
 //! 2. bodies' positions (Newmark's first half, Lu, Jin, Fedkiw sec. 6): collisions with
@@ -15,14 +18,17 @@
 //!    is projected again with the bodies' velocities after contact prescribed, so the liquid
 //!    moves with a body the floor has stopped; velocity extension;
 //! 7. checks: a non-finite value or a speed above `simulation.max_speed` is a blow-up.
+//!
+//! FLIP runs the phases of [`crate::fluids::flip`] with the same body phases around its
+//! velocity solve; the surface flow steps its automaton.
 
-use crate::coupling::CoupledSolid;
 use crate::fluids::eulerian::projection::ProjectionReport;
+use crate::fluids::flip::{FlipTimings, SolveReport};
+use crate::fluids::{Fluid, LevelSetFluid};
 use crate::math::{Real, Vec3};
-use crate::solids::contact::{self, ContactBody};
-use crate::solids::reduced::articulated::Articulated;
-use crate::solids::rigid::{self, RigidBody};
-use crate::world::World;
+use crate::solids::contact;
+use crate::solids::{CoupledSolid, Solids};
+use crate::world::{Clock, Settings, World};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -62,155 +68,141 @@ impl PhaseTimings {
     }
 }
 
+/// What the fluid's phases did in one substep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FluidStep {
+    /// The level-set liquid's pressure solve and phase timings.
+    LevelSet { projection: ProjectionReport, timings: PhaseTimings },
+    /// FLIP's solves and phase timings.
+    Flip { solve: SolveReport, timings: FlipTimings },
+    /// One automaton step of the surface flow.
+    Surface,
+}
+
 /// What one substep did.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepReport {
     /// The substep length (s).
     pub dt: Real,
-    /// The pressure solve.
-    pub projection: ProjectionReport,
-    /// Total impulse the bodies gave the liquid (N s); they received its opposite.
+    /// Total impulse the solids gave the liquid (N s); they received its opposite.
     pub impulse_on_liquid: Vec3,
-    /// Time per phase.
-    pub timings: PhaseTimings,
+    /// The fluid's part.
+    pub fluid: FluidStep,
 }
 
-/// Newmark's position update for the bodies (Lu, Jin, Fedkiw sec. 6; Shinar sec. 5.6, S1):
-/// collisions on the time-n velocities; half a step of gravity and a coupled solve with the
-/// liquid's time-n velocity (no advection; the liquid's result is discarded) give the bodies
-/// `v^{n+1/2}`; contact on those; the bodies move over the whole step with them. The bodies
-/// then start the velocity update from their time-n velocities after the collisions.
-fn advance_body_positions(world: &mut World, gravity: &Vec3, dt: Real) {
-    let grid = world.grid;
-    let groups = contact_groups(world);
-    contact::collide(&mut contact_bodies(&mut world.bodies, &mut world.reduced), &groups, &world.body_statics, dt, &(dt * gravity));
-    world.reduced.iter_mut().for_each(Articulated::restore_joints);
-    for body in world.bodies.iter_mut() {
-        body.follow_path(world.clock.time, dt);
+/// Newmark's position update for the solids (Lu, Jin, Fedkiw sec. 6; Shinar sec. 5.6, S1):
+/// collisions on the time-n velocities; half a step of the solids' forces and `solve`, a
+/// coupled solve with the liquid's time-n velocity (no advection; the liquid's result is
+/// discarded), give the solids `v^{n+1/2}`; contact on those; the solids move over the whole
+/// step with them. The solids then start the velocity update from their time-n velocities
+/// after the collisions.
+pub fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: Real, solve: impl FnOnce(&mut [&mut dyn CoupledSolid])) {
+    {
+        let (mut parts, groups, statics) = solids.contact_parts();
+        contact::collide(&mut parts, &groups, statics, dt, &(dt * gravity));
     }
-    let start: Vec<(Vec3, Vec3)> = world.bodies.iter().map(|b| (b.velocity, b.angular_momentum)).collect();
-    let start_reduced: Vec<(Vec3, Vec3, Vec<Real>)> = world.reduced_bodies().map(|b| (b.velocity, b.angular_momentum, b.qdot.clone())).collect();
-    for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
-        body.velocity += 0.5 * dt * gravity;
+    for solid in solids.iter_mut() {
+        solid.after_contact();
+        solid.prescribe(time, dt);
     }
-    for body in world.reduced.iter_mut() {
-        body.predict_velocities(0.5 * dt, gravity, world.clock.time);
+    let start: Vec<Vec<Real>> = solids.iter().map(|s| s.velocity_state()).collect();
+    for solid in solids.iter_mut() {
+        solid.predict_velocities(0.5 * dt, gravity, time);
     }
-    let mut coupled = coupled_bodies(&mut world.bodies, &mut world.reduced);
-    world.liquid.solve_for_bodies(&grid, &world.solids, gravity, 0.5 * dt, &mut coupled);
-    contact_all(world, &groups, dt);
-    rigid::advance_poses(&mut world.bodies, dt);
-    for body in world.reduced.iter_mut() {
-        body.advance_positions(dt);
+    solve(&mut solids.coupled_mut());
+    contact_all(solids, dt);
+    for solid in solids.iter_mut() {
+        solid.advance_positions(dt);
     }
-    for (body, (velocity, angular_momentum)) in world.bodies.iter_mut().zip(start) {
-        if body.is_dynamic() {
-            body.velocity = velocity;
-            body.angular_momentum = angular_momentum;
+    for (solid, velocities) in solids.iter_mut().zip(start) {
+        solid.set_velocity_state(&velocities);
+    }
+}
+
+/// Contact (inelastic, with friction and shock propagation) on every pair of solid parts that
+/// touches at the positions their velocities lead to over `dt`, then the solids' internal
+/// constraints restored. Returns whether any pair touched.
+pub fn contact_all(solids: &mut Solids, dt: Real) -> bool {
+    let touched = {
+        let (mut parts, groups, statics) = solids.contact_parts();
+        let touching = contact::touching(&parts, &groups, statics, dt);
+        contact::contact(&mut parts, statics, dt, &touching);
+        !touching.is_empty()
+    };
+    if touched {
+        for solid in solids.iter_mut() {
+            solid.after_contact();
         }
     }
-    for (body, (velocity, angular_momentum, qdot)) in world.reduced.iter_mut().flat_map(|a| a.bodies.iter_mut()).zip(start_reduced) {
-        body.velocity = velocity;
-        body.angular_momentum = angular_momentum;
-        body.qdot = qdot;
-    }
-}
-
-/// Every body as a coupled solid the solve may push.
-fn coupled_bodies<'a>(bodies: &'a mut [RigidBody], reduced: &'a mut [Articulated]) -> Vec<&'a mut dyn CoupledSolid> {
-    bodies.iter_mut().map(|b| b as &mut dyn CoupledSolid).chain(reduced.iter_mut().map(|b| b as &mut dyn CoupledSolid)).collect()
-}
-
-/// Every rigid body and every sub-body of a reduced body as a body that collides.
-fn contact_bodies<'a>(bodies: &'a mut [RigidBody], reduced: &'a mut [Articulated]) -> Vec<&'a mut dyn ContactBody> {
-    bodies.iter_mut().map(|b| b as &mut dyn ContactBody).chain(reduced.iter_mut().flat_map(|a| a.bodies.iter_mut()).map(|b| b as &mut dyn ContactBody)).collect()
-}
-
-/// The collision group of each of [`contact_bodies`]: each rigid body its own, the sub-bodies
-/// of an articulation one together.
-fn contact_groups(world: &World) -> Vec<usize> {
-    let rigid = world.bodies.len();
-    (0..rigid).chain(world.reduced.iter().enumerate().flat_map(|(a, art)| std::iter::repeat_n(rigid + a, art.bodies.len()))).collect()
-}
-
-/// Contact (inelastic, with friction and shock propagation) on every pair of bodies that
-/// touches at the positions their velocities lead to over `dt`, then the joints' velocities
-/// restored. Returns whether any pair touched.
-fn contact_all(world: &mut World, groups: &[usize], dt: Real) -> bool {
-    let mut bodies = contact_bodies(&mut world.bodies, &mut world.reduced);
-    let touching = contact::touching(&bodies, groups, &world.body_statics, dt);
-    contact::contact(&mut bodies, &world.body_statics, dt, &touching);
-    drop(bodies);
-    if !touching.is_empty() {
-        world.reduced.iter_mut().for_each(Articulated::restore_joints);
-    }
-    !touching.is_empty()
+    touched
 }
 
 /// Advances `world` by `dt`. On a blow-up, returns what was found (the world is then unusable).
 pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
-    let grid = world.grid;
+    world.update_solid_distance();
+    let World { settings, fluid, solids, clock } = world;
+    let report = match fluid {
+        Fluid::LevelSet(f) => level_set_step(f, solids, settings, clock, dt)?,
+        Fluid::Flip(f) => {
+            f.step(dt, clock, settings, solids)?;
+            StepReport { dt, impulse_on_liquid: Vec3::zeros(), fluid: FluidStep::Flip { solve: f.last, timings: f.timings } }
+        }
+        Fluid::Surface(f) => {
+            f.step();
+            f.check()?;
+            StepReport { dt, impulse_on_liquid: Vec3::zeros(), fluid: FluidStep::Surface }
+        }
+    };
+    clock.time += dt;
+    clock.step += 1;
+    for solid in solids.iter() {
+        solid.check(settings.max_speed)?;
+    }
+    Ok(report)
+}
+
+/// The level-set liquid's substep (the phases in the module documentation).
+fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Settings, clock: &Clock, dt: Real) -> Result<StepReport, String> {
+    let grid = f.grid;
     let mut timings = PhaseTimings::default();
-    let mut clock = Instant::now();
+    let mut stopwatch = Instant::now();
     let mut lap = |slot: &mut f64| {
         let now = Instant::now();
-        *slot += (now - clock).as_secs_f64();
-        clock = now;
+        *slot += (now - stopwatch).as_secs_f64();
+        stopwatch = now;
     };
-    world.update_solid_distance();
-    world.liquid.advect_surface(&grid, &world.solids, dt, world.clock.step);
+    f.liquid.advect_surface(&grid, &f.statics, dt, clock.step);
     lap(&mut timings.surface);
-    let gravity = world.settings.gravity;
-    if !world.bodies.is_empty() || !world.reduced.is_empty() {
-        advance_body_positions(world, &gravity, dt);
+    let gravity = settings.gravity;
+    if !solids.is_empty() {
+        let (liquid, statics) = (&f.liquid, &f.statics);
+        advance_solid_positions(solids, clock.time, &gravity, dt, |coupled| liquid.solve_for_bodies(&grid, statics, &gravity, 0.5 * dt, coupled));
         lap(&mut timings.bodies);
     }
-    let liquid = &mut world.liquid;
-    liquid.advect_velocity(&grid, dt);
+    f.liquid.advect_velocity(&grid, dt);
     lap(&mut timings.velocity_advection);
-    liquid.apply_sources(&grid, &world.solids, &world.sources, world.clock.time);
-    liquid.add_gravity(&gravity, dt);
-    for body in world.bodies.iter_mut().filter(|b| b.is_dynamic()) {
-        body.velocity += dt * gravity;
-    }
-    for body in world.reduced.iter_mut() {
-        body.predict_velocities(dt, &gravity, world.clock.time);
+    f.liquid.apply_sources(&grid, &f.statics, &f.sources, clock.time);
+    f.liquid.add_gravity(&gravity, dt);
+    for solid in solids.iter_mut() {
+        solid.predict_velocities(dt, &gravity, clock.time);
     }
     lap(&mut timings.forces);
-    let mut coupled = coupled_bodies(&mut world.bodies, &mut world.reduced);
-    let (mut valid, coupling) = world.liquid.project(&grid, &world.solids, dt, &mut coupled);
+    let (mut valid, coupling) = f.liquid.project(&grid, &f.statics, dt, &mut solids.coupled_mut());
     lap(&mut timings.projection);
-    let groups = contact_groups(world);
-    if contact_all(world, &groups, dt) {
+    if contact_all(solids, dt) {
         lap(&mut timings.bodies);
-        let held = crate::world::coupled_solids(&world.bodies, &world.reduced);
-        valid = world.liquid.project_held(&grid, &world.solids, dt, &held);
+        valid = f.liquid.project_held(&grid, &f.statics, dt, &solids.coupled());
         lap(&mut timings.projection);
     }
-    let layers = world.settings.cfl.ceil() as usize + 4;
-    world.liquid.extend_velocity(&grid, &world.solids, valid, layers);
+    let layers = settings.cfl.ceil() as usize + 4;
+    f.liquid.extend_velocity(&grid, &f.statics, valid, layers);
     lap(&mut timings.extrapolation);
-    let liquid = &world.liquid;
-    world.clock.time += dt;
-    world.clock.step += 1;
-    if let Some(problem) = liquid.find_non_finite() {
+    if let Some(problem) = f.liquid.find_non_finite() {
         return Err(problem.to_string());
     }
-    for body in &world.reduced {
-        body.check(world.settings.max_speed)?;
+    let speed = f.liquid.max_speed();
+    if speed > settings.max_speed {
+        return Err(format!("the liquid reached {speed:.3} m/s, above simulation.max_speed = {} m/s", settings.max_speed));
     }
-    for body in &world.bodies {
-        let state = body.velocity.iter().chain(body.angular_momentum.iter()).chain(body.position.iter());
-        if !state.into_iter().all(|v| v.is_finite()) {
-            return Err(format!("body `{}` has a non-finite position or velocity", body.name));
-        }
-        if body.velocity.norm() > world.settings.max_speed {
-            return Err(format!("body `{}` reached {:.3} m/s, above simulation.max_speed = {} m/s", body.name, body.velocity.norm(), world.settings.max_speed));
-        }
-    }
-    let speed = liquid.max_speed();
-    if speed > world.settings.max_speed {
-        return Err(format!("the liquid reached {speed:.3} m/s, above simulation.max_speed = {} m/s", world.settings.max_speed));
-    }
-    Ok(StepReport { dt, projection: liquid.last_projection, impulse_on_liquid: coupling.impulse_on_liquid, timings })
+    Ok(StepReport { dt, impulse_on_liquid: coupling.impulse_on_liquid, fluid: FluidStep::LevelSet { projection: f.liquid.last_projection, timings } })
 }

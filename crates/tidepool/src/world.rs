@@ -1,16 +1,20 @@
 //! The state of one simulation. No loop and no I/O here.
 
-use crate::coupling::CoupledSolid;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams, LiquidSource};
+use crate::fluids::flip::FlipLiquid;
+use crate::fluids::{Fluid, LevelSetFluid};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
+use crate::scene::surface::LoadedSurfaceScene;
 use crate::scene::Boundary;
-use crate::scene::{BodySetup, LoadedScene, Operation, ReducedSetup};
+use crate::scene::{AnyScene, BodySetup, LiquidMethod, LoadedScene, Operation, ReducedSetup};
 use crate::solids::contact::StaticGeometry;
 use crate::solids::reduced::articulated::Articulated;
-use crate::solids::reduced::body::ReducedBody;
+use crate::solids::reduced::body::{ReducedBody, ReducedModel};
 use crate::solids::rigid::{BodyKind, Material, RigidBody};
-use crate::solids::StaticSolids;
+use crate::solids::{CoupledSolid, Solids, StaticSolids};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use tidepool_linalg::PcgParams;
 
 /// Restitution and friction of the domain walls and obstacles in collisions with bodies.
@@ -72,7 +76,7 @@ pub fn rigid_body(b: &crate::scene::BodySetup, grid: &Grid) -> RigidBody {
 }
 
 /// Where the simulation is in time.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Clock {
     /// Last completed frame.
     pub frame: u32,
@@ -82,126 +86,158 @@ pub struct Clock {
     pub step: u64,
 }
 
-/// One simulation: grid, static solids, liquid, sources, clock.
+/// One simulation: settings, the fluid, the moving solids and the clock. No loop and no I/O.
 #[derive(Clone, Debug)]
 pub struct World {
-    /// The MAC grid.
-    pub grid: Grid,
     /// Global settings.
     pub settings: Settings,
-    /// Domain walls and obstacles.
-    pub solids: StaticSolids,
-    /// The liquid.
-    pub liquid: LevelSetLiquid,
-    /// Liquid emitters.
-    pub sources: Vec<LiquidSource>,
-    /// Rigid bodies.
-    pub bodies: Vec<RigidBody>,
-    /// Reduced deformable bodies, each on its own or articulated with others.
-    pub reduced: Vec<Articulated>,
-    /// The static world the bodies collide with: closed domain sides and obstacles.
-    pub body_statics: StaticGeometry,
+    /// The fluid model and its state.
+    pub fluid: Fluid,
+    /// Moving solids by kind, and the static geometry they collide with.
+    pub solids: Solids,
     /// Time.
     pub clock: Clock,
 }
 
 impl World {
-    /// Sets up the initial state of a scene.
+    /// Sets up the initial state of a scene of either kind.
+    pub fn of(scene: &AnyScene) -> World {
+        match scene {
+            AnyScene::Liquid(loaded) => World::build(loaded),
+            AnyScene::Surface(loaded) => World::from_surface(loaded),
+        }
+    }
+
+    /// Sets up the initial state of a liquid scene (level set or FLIP, by `liquid.method`).
     pub fn build(loaded: &LoadedScene) -> World {
         let scene = &loaded.scene;
         let grid = loaded.grid;
-        let sim = &scene.simulation;
-        let settings = Settings::of(sim);
-        let solids = StaticSolids::new(&grid, scene.domain.boundary.sides(), loaded.obstacles.clone());
-        let far = grid.dx * grid.dims.iter().sum::<usize>() as Real;
-        let phi = grid.sample_fn(Location::Cell, |x| {
-            loaded.regions.iter().fold(far, |phi, (op, shape)| match op {
-                Operation::Add => phi.min(shape.signed_distance(&x)),
-                Operation::Subtract => phi.max(-shape.signed_distance(&x)),
-            })
-        });
-        let l = &scene.liquid;
-        let params = LiquidParams {
-            density: l.density,
-            advection: l.advection,
-            pressure: PcgParams { tolerance: l.pressure_tolerance, max_iterations: l.pressure_max_iterations as usize },
-            particles_per_cell: l.particles_per_cell as usize,
-            reseed_every: l.reseed_every as u64,
-            seed: sim.seed,
-            volume_correction: l.volume_correction,
-        };
-        let sources = liquid_sources(loaded);
-        let body_statics = StaticGeometry {
+        let settings = Settings::of(&scene.simulation);
+        let statics = StaticSolids::new(&grid, scene.domain.boundary.sides(), loaded.obstacles.clone());
+        let mut solids = Solids::new(StaticGeometry {
             min: grid.origin,
-            max: grid.origin + Vec3::from_fn(|a, _| grid.dims[a] as Real * grid.dx),
-            walls: solids.boundaries.map(|sides| sides.map(|b| b == Boundary::Wall)),
+            max: grid.max_corner(),
+            walls: statics.boundaries.map(|sides| sides.map(|b| b == Boundary::Wall)),
             // Contact asks for the obstacles' distance at every sample of every body near them,
             // several times a substep: mesh obstacles are sampled at a quarter cell.
             obstacles: loaded.obstacles.iter().map(|(_, shape)| shape.sampled(0.25 * grid.dx, grid.dx)).collect(),
             material: STATIC_MATERIAL,
+        });
+        for b in &loaded.bodies {
+            match &b.reduced {
+                Some(setup) => {
+                    solids.reduced.insert(articulated(b, setup));
+                }
+                None => {
+                    solids.rigid.insert(rigid_body(b, &grid));
+                }
+            }
+        }
+        let fluid = match scene.liquid.method {
+            LiquidMethod::Flip => Fluid::Flip(Box::new(FlipLiquid::from_scene(loaded, &solids.coupled()))),
+            LiquidMethod::LevelSet => {
+                let far = grid.dx * grid.dims.iter().sum::<usize>() as Real;
+                let phi = grid.sample_fn(Location::Cell, |x| {
+                    loaded.regions.iter().fold(far, |phi, (op, shape)| match op {
+                        Operation::Add => phi.min(shape.signed_distance(&x)),
+                        Operation::Subtract => phi.max(-shape.signed_distance(&x)),
+                    })
+                });
+                let l = &scene.liquid;
+                let params = LiquidParams {
+                    density: l.density,
+                    advection: l.advection,
+                    pressure: PcgParams { tolerance: l.pressure_tolerance, max_iterations: l.pressure_max_iterations as usize },
+                    particles_per_cell: l.particles_per_cell as usize,
+                    reseed_every: l.reseed_every as u64,
+                    seed: scene.simulation.seed,
+                    volume_correction: l.volume_correction,
+                };
+                let distance = solids_with_bodies(&grid, &statics, &solids.coupled());
+                let liquid = LevelSetLiquid::new(&grid, params, phi, &statics, distance);
+                Fluid::LevelSet(Box::new(LevelSetFluid { grid, statics, liquid, sources: liquid_sources(loaded) }))
+            }
         };
-        let reduced: Vec<Articulated> = loaded.bodies.iter().filter_map(|b| b.reduced.as_ref().map(|setup| articulated(b, setup))).collect();
-        let bodies: Vec<RigidBody> = loaded.bodies.iter().filter(|b| b.reduced.is_none()).map(|b| rigid_body(b, &grid)).collect();
-        let solid_bodies = coupled_solids(&bodies, &reduced);
-        let distance = solids_with_bodies(&grid, &solids, &solid_bodies);
-        let liquid = LevelSetLiquid::new(&grid, params, phi, &solids, distance);
-        World { grid, settings, solids, liquid, sources, bodies, reduced, body_statics, clock: Clock::default() }
+        World { settings, fluid, solids, clock: Clock::default() }
+    }
+
+    /// Sets up the initial state of a surface-flow scene: frames of `steps_per_frame` steps of
+    /// the scene's fixed step; no moving solids.
+    pub fn from_surface(loaded: &LoadedSurfaceScene) -> World {
+        let sim = &loaded.scene.simulation;
+        let flow = loaded.flow.clone();
+        let settings = Settings { frames: sim.frames, fps: 1.0 / (sim.steps_per_frame as Real * sim.dt), cfl: 1.0, gravity: flow.gravity, max_speed: Real::INFINITY };
+        let statics = StaticGeometry { min: Vec3::zeros(), max: Vec3::zeros(), walls: [[false; 2]; 3], obstacles: Vec::new(), material: STATIC_MATERIAL };
+        World { settings, fluid: Fluid::Surface(Box::new(flow)), solids: Solids::new(statics), clock: Clock::default() }
+    }
+
+    /// The level-set liquid, if that is the world's fluid.
+    pub fn level_set(&self) -> Option<&LevelSetFluid> {
+        match &self.fluid {
+            Fluid::LevelSet(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The FLIP liquid, if that is the world's fluid.
+    pub fn flip(&self) -> Option<&FlipLiquid> {
+        match &self.fluid {
+            Fluid::Flip(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The fixed step of a fluid that has one (the surface flow's automaton), else `None`
+    /// (substeps follow the CFL condition, [`World::cfl_dt`]).
+    pub fn fixed_dt(&self) -> Option<Real> {
+        match &self.fluid {
+            Fluid::Surface(f) => Some(f.dt),
+            _ => None,
+        }
     }
 
     /// Longest substep the CFL number allows: neither the liquid nor any point of a body may
     /// cross more than `cfl` cells.
     pub fn cfl_dt(&self) -> Real {
         let s = &self.settings;
-        let liquid = self.liquid.cfl_dt(&self.grid, s.cfl, &s.gravity, &self.sources);
-        let fastest_rigid = self.bodies.iter().map(|b| b.velocity.norm() + b.angular_velocity().norm() * b.bounding_radius).fold(0.0, Real::max);
-        let fastest_body = self.reduced.iter().map(Articulated::max_speed).fold(fastest_rigid, Real::max);
-        if fastest_body > 0.0 {
-            liquid.min(s.cfl * self.grid.dx / fastest_body)
-        } else {
-            liquid
-        }
-    }
-
-    /// Volume of rigid body `b` below the liquid's surface (m^3); see [`World::submerged_volume_of`].
-    pub fn submerged_volume(&self, b: usize) -> Real {
-        self.submerged_volume_of(&self.bodies[b])
-    }
-
-    /// Volume of `solid` below the liquid's surface (m^3): the cells around it weighted by the
-    /// smoothed fractions of the cell inside the solid and inside the liquid (first order in
-    /// the cell size).
-    pub fn submerged_volume_of(&self, solid: &dyn CoupledSolid) -> Real {
-        let grid = &self.grid;
-        let (centre, radius) = solid.bounding_sphere();
-        let reach = Vec3::repeat(radius + grid.dx);
-        let (lo, hi) = (grid.cell_of(&(centre - reach)), grid.cell_of(&(centre + reach)));
-        let mut volume = 0.0;
-        for k in lo[2]..=hi[2] {
-            for j in lo[1]..=hi[1] {
-                for i in lo[0]..=hi[0] {
-                    let x = grid.position(Location::Cell, i, j, k);
-                    let inside = (0.5 - solid.signed_distance(&x) / grid.dx).clamp(0.0, 1.0);
-                    let wet = (0.5 - self.liquid.phi.get(i, j, k) / grid.dx).clamp(0.0, 1.0);
-                    volume += inside * wet;
+        let fastest_body = self.solids.max_point_speed();
+        match &self.fluid {
+            Fluid::LevelSet(f) => {
+                let liquid = f.liquid.cfl_dt(&f.grid, s.cfl, &s.gravity, &f.sources);
+                if fastest_body > 0.0 {
+                    liquid.min(s.cfl * f.grid.dx / fastest_body)
+                } else {
+                    liquid
                 }
             }
+            Fluid::Flip(f) => f.cfl_dt(s, fastest_body),
+            Fluid::Surface(f) => f.dt,
         }
-        volume * grid.dx.powi(3)
     }
 
-    /// Samples the distance to obstacles and bodies at cell centres for the liquid.
+    /// Volume of `solid` below the liquid's surface (m^3); zero without a grid liquid.
+    pub fn submerged_volume_of(&self, solid: &dyn CoupledSolid) -> Real {
+        match (self.fluid.grid(), self.fluid.cell_phi()) {
+            (Some(grid), Some(phi)) => crate::fluids::submerged_volume(grid, &phi, solid),
+            _ => 0.0,
+        }
+    }
+
+    /// Samples the distance to obstacles and bodies at cell centres for the level-set liquid.
     pub fn update_solid_distance(&mut self) {
-        self.liquid.solids_with_bodies = solids_with_bodies(&self.grid, &self.solids, &coupled_solids(&self.bodies, &self.reduced));
+        if let Fluid::LevelSet(f) = &mut self.fluid {
+            f.liquid.solids_with_bodies = solids_with_bodies(&f.grid, &f.statics, &self.solids.coupled());
+        }
     }
 
     /// Every reduced deformable body (the sub-bodies of articulations in turn).
     pub fn reduced_bodies(&self) -> impl Iterator<Item = &ReducedBody> {
-        self.reduced.iter().flat_map(|a| a.bodies.iter())
+        self.solids.reduced.iter().flat_map(|a| a.bodies.iter())
     }
 
     /// Heap bytes held by the persistent state.
     pub fn heap_bytes(&self) -> usize {
-        self.solids.heap_bytes() + self.liquid.heap_bytes() + self.bodies_heap_bytes()
+        self.fluid.heap_bytes() + self.bodies_heap_bytes()
     }
 
     /// Heap bytes of the deformable bodies: each model once, however many bodies share it, and
@@ -211,10 +247,10 @@ impl World {
     }
 
     /// The deformable models in use, each once however many bodies share it.
-    pub fn reduced_models(&self) -> Vec<&std::sync::Arc<crate::solids::reduced::body::ReducedModel>> {
-        let mut models: Vec<&std::sync::Arc<crate::solids::reduced::body::ReducedModel>> = self.reduced_bodies().map(|b| &b.model).collect();
-        models.sort_by_key(|m| std::sync::Arc::as_ptr(m));
-        models.dedup_by(|a, b| std::sync::Arc::ptr_eq(a, b));
+    pub fn reduced_models(&self) -> Vec<&Arc<ReducedModel>> {
+        let mut models: Vec<&Arc<ReducedModel>> = self.reduced_bodies().map(|b| &b.model).collect();
+        models.sort_by_key(|m| Arc::as_ptr(m));
+        models.dedup_by(|a, b| Arc::ptr_eq(a, b));
         models
     }
 }
@@ -240,11 +276,6 @@ fn articulated(setup: &BodySetup, reduced: &ReducedSetup) -> Articulated {
     let joints: Vec<(usize, usize, Vec3)> = reduced.joints.iter().map(|&(p, c, x)| (p, c, turn(&x))).collect();
     let actuators: Vec<(usize, Vec3, Vec3)> = reduced.actuators.iter().map(|&(b, x, f)| (b, turn(&x), setup.orientation * f)).collect();
     Articulated::new(&setup.name, bodies, &joints, &actuators, reduced.profile, reduced.skin).expect("joints are checked when the scene is read")
-}
-
-/// Rigid and reduced bodies together as coupled solids.
-pub fn coupled_solids<'a>(bodies: &'a [RigidBody], reduced: &'a [Articulated]) -> Vec<&'a dyn CoupledSolid> {
-    bodies.iter().map(|b| b as &dyn CoupledSolid).chain(reduced.iter().map(|b| b as &dyn CoupledSolid)).collect()
 }
 
 /// The signed distance to obstacles and bodies together at cell centres (`None` without

@@ -45,94 +45,11 @@
 use crate::fluids::eulerian::projection::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, THETA_MIN};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
-use crate::solids::rigid::RigidBody;
-use crate::solids::StaticSolids;
+use crate::solids::{CoupledSolid, StaticSolids};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
-
-/// What the coupled solve needs from a solid.
-pub trait CoupledSolid: Sync {
-    /// Signed distance from `x` to the solid's surface (negative inside).
-    fn signed_distance(&self, x: &Vec3) -> Real;
-    /// A ball (centre, radius) containing the solid.
-    fn bounding_sphere(&self) -> (Vec3, Real);
-    /// The solid's volume (m^3).
-    fn volume(&self) -> Real;
-    /// Velocity of the solid's material at `x`.
-    fn velocity_at(&self, x: &Vec3) -> Vec3;
-    /// The velocity changes at `points` that the impulses `impulses` applied at those points
-    /// would cause (`J K J^T`), written to `changes`.
-    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]);
-    /// Applies the impulses `impulses` at `points`.
-    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]);
-}
-
-impl CoupledSolid for RigidBody {
-    fn signed_distance(&self, x: &Vec3) -> Real {
-        self.signed_distance_at(&self.pose(), x)
-    }
-
-    fn bounding_sphere(&self) -> (Vec3, Real) {
-        (self.position, self.bounding_radius)
-    }
-
-    fn volume(&self) -> Real {
-        self.volume
-    }
-
-    fn velocity_at(&self, x: &Vec3) -> Vec3 {
-        self.point_velocity(x)
-    }
-
-    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
-        if !self.is_dynamic() {
-            changes.fill(Vec3::zeros());
-            return;
-        }
-        let total: Vec3 = impulses.iter().sum();
-        let torque: Vec3 = points.iter().zip(impulses).map(|(x, j)| (x - self.position).cross(j)).sum();
-        let (dv, dw) = (total / self.mass, self.inverse_inertia() * torque);
-        for (change, x) in changes.iter_mut().zip(points) {
-            *change = dv + dw.cross(&(x - self.position));
-        }
-    }
-
-    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
-        for (x, j) in points.iter().zip(impulses) {
-            self.apply_impulse(j, x);
-        }
-    }
-}
-
-/// A solid whose velocity is prescribed for one solve: it pushes the liquid and takes no
-/// impulse back.
-pub struct Held<'a>(pub &'a dyn CoupledSolid);
-
-impl CoupledSolid for Held<'_> {
-    fn signed_distance(&self, x: &Vec3) -> Real {
-        self.0.signed_distance(x)
-    }
-
-    fn bounding_sphere(&self) -> (Vec3, Real) {
-        self.0.bounding_sphere()
-    }
-
-    fn volume(&self) -> Real {
-        self.0.volume()
-    }
-
-    fn velocity_at(&self, x: &Vec3) -> Vec3 {
-        self.0.velocity_at(x)
-    }
-
-    fn impulse_response(&self, _: &[Vec3], _: &[Vec3], changes: &mut [Vec3]) {
-        changes.fill(Vec3::zeros());
-    }
-
-    fn apply_impulses(&mut self, _: &[Vec3], _: &[Vec3]) {}
-}
 
 /// Smallest share of a coupled face's dual cell left to the liquid (bounds the coefficients
 /// where a solid fills a dual cell next to a pressure unknown almost completely).

@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 /// A dense 3D array with `x` varying fastest: element `(i, j, k)` is at `i + nx (j + ny k)`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Array3<T> {
     dims: [usize; 3],
     data: Vec<T>,
@@ -24,6 +24,15 @@ impl<T: Copy + Send + Sync> Array3<T> {
     /// `[nx, ny, nz]`.
     pub fn dims(&self) -> [usize; 3] {
         self.dims
+    }
+
+    /// Takes `other`'s values (a checkpoint's); refused unless it has this array's size.
+    pub fn restore_from(&mut self, other: Array3<T>) -> Result<(), String> {
+        if other.dims != self.dims || other.data.len() != self.data.len() {
+            return Err(format!("an array of {:?} values where the scene's grid needs {:?}", other.dims, self.dims));
+        }
+        *self = other;
+        Ok(())
     }
 
     /// Linear index of `(i, j, k)`.

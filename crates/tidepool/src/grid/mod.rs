@@ -185,7 +185,7 @@ fn lerp(p: Real, q: Real, t: Real) -> Real {
 }
 
 /// A velocity field on a MAC grid: component `a` lives on the faces normal to axis `a`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MacVelocity {
     /// `[u, v, w]`.
     pub faces: [Array3<Real>; 3],
@@ -195,6 +195,14 @@ impl MacVelocity {
     /// A zero velocity field on `grid`.
     pub fn zeros(grid: &Grid) -> Self {
         MacVelocity { faces: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))) }
+    }
+
+    /// Takes `other`'s values (a checkpoint's); refused unless it has this field's size.
+    pub fn restore_from(&mut self, other: MacVelocity) -> Result<(), String> {
+        for (face, saved) in self.faces.iter_mut().zip(other.faces) {
+            face.restore_from(saved)?;
+        }
+        Ok(())
     }
 
     /// The velocity at world position `x` (each component interpolated from its faces).

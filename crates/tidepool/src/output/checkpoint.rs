@@ -2,196 +2,78 @@
 //! bit-for-bit as if it had never stopped. Files are `checkpoint/checkpoint_NNNN.bin`; only the
 //! newest is kept.
 //!
-//! Layout (little endian): 16-byte magic, `u32` format version, `u64` physics fingerprint of the
-//! scene, `u32` frame, `f64` time, `u64` substep count, the volume control (`f64` target,
-//! error integral, last divergence), then the arrays `u`, `v`, `w`, `phi`,
-//! `pressure` (each `u64` length + `f64`s), the particles (`u64` count + 5 `f32` each) and the
-//! rigid bodies (`u64` count + 13 `f64` each: position, orientation quaternion w x y z,
-//! velocity, angular momentum), and the reduced deformable bodies (`u64` count + the same 13
-//! `f64` plus `q` and `qdot`, `modes` each).
+//! Layout: a 16-byte magic, then (little endian) the `u32` format version, the `u64` physics
+//! fingerprint of the scene, the `u64` length and the `u32` CRC-32 of the payload, then the
+//! payload: the clock, the fluid's state and each solid's state, in postcard's encoding. Each
+//! component writes and reads its own state ([`crate::fluids::Fluid::save_state`],
+//! [`crate::solids::Solid::save_state`]); a file whose checksum, length, version or
+//! fingerprint does not match is refused, never used.
 
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
 use crate::error::{Error, Result};
-use crate::fluids::eulerian::particles::MarkerParticle;
-use crate::grid::Array3;
-use crate::math::{Quat, Vec3};
-use crate::scene::Scene;
-use crate::world::World;
-use nalgebra::Quaternion;
+use crate::scene::AnyScene;
+use crate::world::{Clock, World};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"TIDEPOOL-CKPT\0\0\0";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
+/// Bytes before the payload: magic, version, fingerprint, length, checksum.
+const HEADER: usize = 16 + 4 + 8 + 8 + 4;
 
-/// A fingerprint of everything in a scene that affects the simulated state (the output settings
-/// and the frame count may change between a run and its resumption).
-pub fn fingerprint(scene: &Scene) -> u64 {
-    let mut physics = scene.clone();
-    physics.output = Default::default();
-    physics.simulation.frames = 0;
-    let text = serde_json::to_string(&physics).expect("scene serialises");
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+/// The payload of a checkpoint.
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    clock: Clock,
+    fluid: Vec<u8>,
+    solids: Vec<Vec<u8>>,
 }
 
 /// Serialises the state of `world`.
 pub fn encode(world: &World, fingerprint: u64) -> Vec<u8> {
-    let liquid = &world.liquid;
-    let mut out = Vec::new();
+    let payload = Payload { clock: world.clock, fluid: world.fluid.save_state(), solids: world.solids.iter().map(|s| s.save_state()).collect() };
+    let payload = postcard::to_allocvec(&payload).expect("checkpoint serialises");
+    let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&fingerprint.to_le_bytes());
-    out.extend_from_slice(&world.clock.frame.to_le_bytes());
-    out.extend_from_slice(&world.clock.time.to_le_bytes());
-    out.extend_from_slice(&world.clock.step.to_le_bytes());
-    for v in [liquid.volume.target, liquid.volume.error_integral, liquid.volume.divergence] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    let arrays = [&liquid.velocity.faces[0], &liquid.velocity.faces[1], &liquid.velocity.faces[2], &liquid.phi, &liquid.pressure];
-    for a in arrays {
-        out.extend_from_slice(&(a.as_slice().len() as u64).to_le_bytes());
-        for v in a.as_slice() {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    out.extend_from_slice(&(liquid.particles.len() as u64).to_le_bytes());
-    for p in &liquid.particles {
-        for v in p.position.iter().chain([&p.radius, &p.sign]) {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    out.extend_from_slice(&(world.bodies.len() as u64).to_le_bytes());
-    for b in &world.bodies {
-        let q = b.orientation.quaternion();
-        let values = b.position.iter().chain([&q.w, &q.i, &q.j, &q.k]).chain(b.velocity.iter()).chain(b.angular_momentum.iter());
-        for v in values {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    out.extend_from_slice(&(world.reduced_bodies().count() as u64).to_le_bytes());
-    for b in world.reduced_bodies() {
-        let q = b.orientation.quaternion();
-        let values = b.position.iter().chain([&q.w, &q.i, &q.j, &q.k]).chain(b.velocity.iter()).chain(b.angular_momentum.iter()).chain(b.q.iter()).chain(b.qdot.iter());
-        for v in values {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
     out
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let chunk = self.bytes.get(self.at..self.at + N)?;
-        self.at += N;
-        chunk.try_into().ok()
-    }
-
-    fn u32(&mut self) -> Option<u32> {
-        self.take().map(u32::from_le_bytes)
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        self.take().map(u64::from_le_bytes)
-    }
-
-    fn f64(&mut self) -> Option<f64> {
-        self.take().map(f64::from_le_bytes)
-    }
-
-    fn f32(&mut self) -> Option<f32> {
-        self.take().map(f32::from_le_bytes)
-    }
 }
 
 /// Restores the state saved in `bytes` into `world` (built from the same scene).
 pub fn decode(bytes: &[u8], world: &mut World, fingerprint: u64) -> std::result::Result<(), String> {
-    let truncated = || "the file is truncated or corrupt".to_string();
-    let mut r = Reader { bytes, at: 0 };
-    if r.take::<16>().as_ref() != Some(MAGIC) {
+    if bytes.len() < HEADER || &bytes[..16] != MAGIC {
         return Err("not a tidepool checkpoint".into());
     }
-    let version = r.u32().ok_or_else(truncated)?;
+    let field = |at: usize, n: usize| -> u64 { bytes[at..at + n].iter().rev().fold(0, |v, b| (v << 8) | *b as u64) };
+    let version = field(16, 4) as u32;
     if version != VERSION {
         return Err(format!("format version {version}, this tidepool reads version {VERSION}"));
     }
-    if r.u64().ok_or_else(truncated)? != fingerprint {
+    if field(20, 8) != fingerprint {
         return Err("it was written for a scene with different physics, domain or liquid settings".into());
     }
-    let frame = r.u32().ok_or_else(truncated)?;
-    let time = r.f64().ok_or_else(truncated)?;
-    let step = r.u64().ok_or_else(truncated)?;
-    let liquid = &mut world.liquid;
-    liquid.volume.target = r.f64().ok_or_else(truncated)?;
-    liquid.volume.error_integral = r.f64().ok_or_else(truncated)?;
-    liquid.volume.divergence = r.f64().ok_or_else(truncated)?;
-    let [u, v, w] = &mut liquid.velocity.faces;
-    for a in [u, v, w, &mut liquid.phi, &mut liquid.pressure] {
-        let n = r.u64().ok_or_else(truncated)? as usize;
-        if n != a.as_slice().len() {
-            return Err(format!("an array holds {n} values where the scene's grid needs {}", a.as_slice().len()));
-        }
-        let mut values = Vec::with_capacity(n);
-        for _ in 0..n {
-            values.push(r.f64().ok_or_else(truncated)?);
-        }
-        *a = Array3::from_vec(a.dims(), values);
+    let payload = &bytes[HEADER..];
+    if field(28, 8) != payload.len() as u64 {
+        return Err(format!("the file is truncated or has extra bytes ({} payload bytes, the header says {})", payload.len(), field(28, 8)));
     }
-    let count = r.u64().ok_or_else(truncated)? as usize;
-    if count > bytes.len() / 20 {
-        return Err(truncated());
+    if field(36, 4) as u32 != crc32fast::hash(payload) {
+        return Err("the file is corrupt (its checksum does not match its contents)".into());
     }
-    let mut particles = Vec::with_capacity(count);
-    for _ in 0..count {
-        let mut f = [0f32; 5];
-        for v in &mut f {
-            *v = r.f32().ok_or_else(truncated)?;
-        }
-        particles.push(MarkerParticle { position: [f[0], f[1], f[2]], radius: f[3], sign: f[4] });
+    let payload: Payload = postcard::from_bytes(payload).map_err(|e| format!("the state does not decode: {e}"))?;
+    let count = world.solids.iter().count();
+    if payload.solids.len() != count {
+        return Err(format!("it holds {} bodies where the scene has {count}", payload.solids.len()));
     }
-    let bodies = r.u64().ok_or_else(truncated)? as usize;
-    if bodies != world.bodies.len() {
-        return Err(format!("it holds {bodies} bodies where the scene has {}", world.bodies.len()));
+    world.fluid.restore_state(&payload.fluid)?;
+    for (solid, state) in world.solids.iter_mut().zip(&payload.solids) {
+        solid.restore_state(state)?;
     }
-    for b in &mut world.bodies {
-        let mut f = [0.0; 13];
-        for v in &mut f {
-            *v = r.f64().ok_or_else(truncated)?;
-        }
-        b.position = Vec3::new(f[0], f[1], f[2]);
-        b.orientation = Quat::new_unchecked(Quaternion::new(f[3], f[4], f[5], f[6]));
-        b.velocity = Vec3::new(f[7], f[8], f[9]);
-        b.angular_momentum = Vec3::new(f[10], f[11], f[12]);
-    }
-    let reduced = r.u64().ok_or_else(truncated)? as usize;
-    if reduced != world.reduced_bodies().count() {
-        return Err(format!("it holds {reduced} deformable bodies where the scene has {}", world.reduced_bodies().count()));
-    }
-    for b in world.reduced.iter_mut().flat_map(|a| a.bodies.iter_mut()) {
-        let modes = b.q.len();
-        let mut f = vec![0.0; 13 + 2 * modes];
-        for v in &mut f {
-            *v = r.f64().ok_or_else(truncated)?;
-        }
-        b.position = Vec3::new(f[0], f[1], f[2]);
-        b.orientation = Quat::new_unchecked(Quaternion::new(f[3], f[4], f[5], f[6]));
-        b.velocity = Vec3::new(f[7], f[8], f[9]);
-        b.angular_momentum = Vec3::new(f[10], f[11], f[12]);
-        b.q.copy_from_slice(&f[13..13 + modes]);
-        b.qdot.copy_from_slice(&f[13 + modes..]);
-    }
-    if r.at != bytes.len() {
-        return Err("unexpected bytes after the end of the state".into());
-    }
-    let liquid = &mut world.liquid;
-    liquid.particles = particles;
-    world.clock.frame = frame;
-    world.clock.time = time;
-    world.clock.step = step;
+    world.clock = payload.clock;
     Ok(())
 }
 
@@ -209,11 +91,11 @@ pub fn latest(dir: &Path) -> Option<(u32, PathBuf)> {
 }
 
 /// Restores the newest checkpoint of `dir` into `world`; returns its frame.
-pub fn resume(dir: &Path, world: &mut World, scene: &Scene) -> Result<u32> {
+pub fn resume(dir: &Path, world: &mut World, scene: &AnyScene) -> Result<u32> {
     let (frame, path) = latest(dir)
         .ok_or_else(|| Error::Checkpoint { path: dir.join("checkpoint"), message: "no checkpoint to resume from (was the run started with checkpoints enabled?)".into() })?;
     let bytes = std::fs::read(&path).map_err(Error::io("read", &path))?;
-    decode(&bytes, world, fingerprint(scene)).map_err(|message| Error::Checkpoint { path, message })?;
+    decode(&bytes, world, scene.fingerprint()).map_err(|message| Error::Checkpoint { path, message })?;
     Ok(frame)
 }
 
@@ -225,7 +107,7 @@ pub struct CheckpointSink {
 }
 
 impl CheckpointSink {
-    /// A sink writing into `dir/checkpoint`, stamping the scene's [`fingerprint`].
+    /// A sink writing into `dir/checkpoint`, stamping the scene's fingerprint ([`AnyScene::fingerprint`]).
     pub fn new(dir: &Path, every: u32, fingerprint: u64) -> Self {
         CheckpointSink { dir: dir.join("checkpoint"), every, fingerprint }
     }

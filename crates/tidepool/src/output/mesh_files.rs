@@ -2,6 +2,7 @@
 
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
+use crate::fluids::Fluid;
 use crate::error::Result;
 use crate::geometry::TriMesh;
 use crate::math::Vec3;
@@ -89,10 +90,10 @@ impl MeshSink {
 
 impl FrameSink for MeshSink {
     fn write(&mut self, frame: &Frame) -> Result<()> {
-        let solids = &frame.world.solids;
-        if !self.wrote_obstacles && solids.has_obstacles() {
+        let world = frame.world;
+        if let Some(statics) = world.fluid.statics().filter(|s| !self.wrote_obstacles && s.has_obstacles()) {
             let mut all = TriMesh::default();
-            for (_, shape) in &solids.obstacles {
+            for (_, shape) in &statics.obstacles {
                 all.append(&shape.surface_mesh());
             }
             self.write_mesh(&self.dir.join("obstacles"), &all, None, "tidepool static obstacles")?;
@@ -102,14 +103,26 @@ impl FrameSink for MeshSink {
         if r.frame % self.every != 0 {
             return Ok(());
         }
-        if !frame.world.bodies.is_empty() || !frame.world.reduced.is_empty() {
-            let (mesh, velocities) = super::bodies_surface(frame.world);
+        let stem = |name: &str| frame_file(&self.dir, name, r.frame, "ply").with_extension("");
+        if !world.solids.is_empty() {
+            let (mesh, velocities) = world.solids.surface();
             let comment = format!("tidepool bodies, frame {}, time {} s", r.frame, r.time);
-            self.write_mesh(&frame_file(&self.dir, "bodies", r.frame, "ply").with_extension(""), &mesh, Some(&velocities), &comment)?;
+            self.write_mesh(&stem("bodies"), &mesh, Some(&velocities), &comment)?;
+        }
+        match &world.fluid {
+            Fluid::Surface(flow) => {
+                let (terrain, water) = flow.meshes();
+                self.write_mesh(&stem("terrain"), &terrain, None, "tidepool surface flow: terrain")?;
+                return self.write_mesh(&stem("water"), &water, None, "tidepool surface flow: water surface");
+            }
+            Fluid::Flip(f) if self.ply => {
+                let particles = TriMesh { vertices: f.positions.clone(), triangles: Vec::new() };
+                write_atomic(&stem("particles").with_extension("ply"), &ply_bytes(&particles, Some(&f.velocities), "tidepool FLIP particles"))?;
+            }
+            _ => {}
         }
         let surface = frame.surface();
         let comment = format!("tidepool liquid surface, frame {}, time {} s", r.frame, r.time);
-        let stem = frame_file(&self.dir, "surface", r.frame, "ply").with_extension("");
-        self.write_mesh(&stem, &surface.mesh, Some(&surface.velocities), &comment)
+        self.write_mesh(&stem("surface"), &surface.mesh, Some(&surface.velocities), &comment)
     }
 }

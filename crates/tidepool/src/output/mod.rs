@@ -3,19 +3,15 @@
 //! temporary file in the same directory, then renamed over the target.
 
 pub mod checkpoint;
-pub mod flip;
 pub mod mesh_files;
 pub mod preview;
 pub mod stats;
-pub mod surface;
 pub mod vtk;
 
 use crate::driver::FrameSink;
 use crate::error::{Error, Result};
 use crate::geometry::TriMesh;
-use crate::math::Vec3;
-use crate::scene::{Format, LoadedScene};
-use crate::world::World;
+use crate::scene::{AnyScene, Format, LiquidMethod};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -53,50 +49,44 @@ pub struct RunInfo {
 }
 
 /// Creates the output directory and writes the scene copy and `run.json`.
-pub fn prepare(dir: &Path, loaded: &LoadedScene, info: &RunInfo) -> Result<()> {
+pub fn prepare(dir: &Path, scene: &AnyScene, info: &RunInfo) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(Error::io("create directory", dir))?;
-    write_atomic(&dir.join("scene.toml"), loaded.text.as_bytes())?;
+    write_atomic(&dir.join("scene.toml"), scene.text().as_bytes())?;
     let json = serde_json::to_string_pretty(info).expect("run info serialises");
     write_atomic(&dir.join("run.json"), json.as_bytes())
 }
 
-/// All bodies' surfaces in world space (reduced bodies deformed), with the velocity of the
-/// body's material at each vertex (for motion blur).
-fn bodies_surface(world: &World) -> (TriMesh, Vec<Vec3>) {
-    let mut mesh = TriMesh::default();
-    let mut velocities = Vec::new();
-    for body in &world.bodies {
-        let surface = body.world_surface();
-        velocities.extend(surface.vertices.iter().map(|x| body.point_velocity(x)));
-        mesh.append(&surface);
-    }
-    for body in &world.reduced {
-        let (surface, v) = body.world_surface();
-        velocities.extend(v);
-        mesh.append(&surface);
-    }
-    (mesh, velocities)
-}
-
 /// The sinks a scene asks for. When resuming after `resume_after`, sinks keep the records of
-/// frames up to it (stats lines, time series entries) and continue from there.
-pub fn sinks(loaded: &LoadedScene, dir: &Path, resume_after: Option<u32>) -> Result<Vec<Box<dyn FrameSink>>> {
-    let out = &loaded.scene.output;
-    let fps = loaded.scene.simulation.fps;
+/// frames up to it (stats lines, time series entries) and continue from there. A surface-flow
+/// run writes its meshes (PLY) and previews every frame.
+pub fn sinks(scene: &AnyScene, dir: &Path, resume_after: Option<u32>) -> Result<Vec<Box<dyn FrameSink>>> {
     let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(stats::StatsSink::new(dir, resume_after)?)];
-    let wants = |f: Format| out.formats.contains(&f);
-    if wants(Format::Ply) || wants(Format::Obj) {
-        sinks.push(Box::new(mesh_files::MeshSink::new(dir, out.every, wants(Format::Ply), wants(Format::Obj))));
+    match scene {
+        AnyScene::Liquid(loaded) => {
+            let out = &loaded.scene.output;
+            let wants = |f: Format| out.formats.contains(&f);
+            if wants(Format::Ply) || wants(Format::Obj) {
+                sinks.push(Box::new(mesh_files::MeshSink::new(dir, out.every, wants(Format::Ply), wants(Format::Obj))));
+            }
+            if wants(Format::Vtk) {
+                let flip = loaded.scene.liquid.method == LiquidMethod::Flip;
+                sinks.push(Box::new(vtk::VtkSink::new(dir, out.every, loaded.scene.simulation.fps, resume_after, flip, !loaded.bodies.is_empty())));
+            }
+            if wants(Format::Png) {
+                let mut obstacles = TriMesh::default();
+                for (_, shape) in &loaded.obstacles {
+                    obstacles.append(&shape.surface_mesh());
+                }
+                sinks.push(Box::new(preview::PreviewSink::new(dir, out.every, &out.camera, obstacles)));
+            }
+        }
+        AnyScene::Surface(_) => {
+            sinks.push(Box::new(mesh_files::MeshSink::new(dir, 1, true, false)));
+            sinks.push(Box::new(preview::PreviewSink::new(dir, 1, &Default::default(), TriMesh::default())));
+        }
     }
-    if wants(Format::Vtk) {
-        sinks.push(Box::new(vtk::VtkSink::new(dir, out.every, fps, resume_after, !loaded.bodies.is_empty())));
-    }
-    if wants(Format::Png) {
-        sinks.push(Box::new(preview::PreviewSink::new(dir, out.every, loaded)));
-    }
-    if out.checkpoint_every > 0 {
-        let fingerprint = checkpoint::fingerprint(&loaded.scene);
-        sinks.push(Box::new(checkpoint::CheckpointSink::new(dir, out.checkpoint_every, fingerprint)));
+    if scene.checkpoint_every() > 0 {
+        sinks.push(Box::new(checkpoint::CheckpointSink::new(dir, scene.checkpoint_every(), scene.fingerprint())));
     }
     Ok(sinks)
 }

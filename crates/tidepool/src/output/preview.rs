@@ -5,9 +5,10 @@ use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
 use crate::error::Result;
 use crate::geometry::TriMesh;
+use crate::fluids::lattice::SurfaceFlow;
+use crate::fluids::Fluid;
 use crate::grid::Grid;
 use crate::math::{vec3, Real, Vec3};
-use crate::scene::LoadedScene;
 use std::path::{Path, PathBuf};
 
 /// A pinhole camera.
@@ -271,10 +272,19 @@ pub fn png_bytes(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// Renders the liquid surface, the obstacles and the bodies of a frame.
+/// Renders the liquid surface, the obstacles and the bodies of a frame of a grid fluid, or
+/// the top-down picture of a surface flow.
 pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh) -> Vec<u8> {
-    let bodies: Vec<TriMesh> = frame.world.bodies.iter().map(|b| b.world_surface()).chain(frame.world.reduced.iter().map(|b| b.world_surface().0)).collect();
-    render_scene(&frame.world.grid, camera, obstacles, &bodies, &frame.surface().mesh)
+    let world = frame.world;
+    let grid_scene = |grid: &Grid| {
+        let bodies: Vec<TriMesh> = world.solids.iter().map(|s| s.surface().0).collect();
+        render_scene(grid, camera, obstacles, &bodies, &frame.surface().mesh)
+    };
+    match &world.fluid {
+        Fluid::LevelSet(f) => grid_scene(&f.grid),
+        Fluid::Flip(f) => grid_scene(&f.grid),
+        Fluid::Surface(flow) => lattice_preview(flow),
+    }
 }
 
 /// Renders the domain's far walls and floor, `obstacles`, `bodies` and the liquid surface
@@ -300,13 +310,10 @@ pub struct PreviewSink {
 }
 
 impl PreviewSink {
-    /// A sink writing into `dir` with the scene's camera.
-    pub fn new(dir: &Path, every: u32, loaded: &LoadedScene) -> Self {
-        let mut obstacles = TriMesh::default();
-        for (_, shape) in &loaded.obstacles {
-            obstacles.append(&shape.surface_mesh());
-        }
-        PreviewSink { dir: dir.to_path_buf(), every, camera: loaded.scene.output.camera.clone(), obstacles }
+    /// A sink writing into `dir` with the scene's camera; `obstacles` are the static
+    /// obstacles' surfaces.
+    pub fn new(dir: &Path, every: u32, camera: &crate::scene::Camera, obstacles: TriMesh) -> Self {
+        PreviewSink { dir: dir.to_path_buf(), every, camera: camera.clone(), obstacles }
     }
 }
 
@@ -318,4 +325,28 @@ impl FrameSink for PreviewSink {
         let png = render(frame, &self.camera, &self.obstacles);
         write_atomic(&frame_file(&self.dir, "preview", frame.record.frame, "png"), &png)
     }
+}
+
+/// A top-down picture (rows along z), each node a square of pixels so that the picture is
+/// about 512 pixels across: the terrain in sand colours shaded by its slope, under water
+/// coloured by depth (a depth of 20 particles is nearly opaque); holes are dark.
+pub fn lattice_preview(flow: &SurfaceFlow) -> Vec<u8> {
+    let [nx, nz] = flow.sheet.dims;
+    let slope = flow.slopes();
+    let zoom = (512 / nx.max(nz)).max(1);
+    let mut rgb = Vec::with_capacity(nx * nz * 3 * zoom * zoom);
+    for p in 0..nx * nz * zoom * zoom {
+        let (x, y) = (p % (nx * zoom), p / (nx * zoom));
+        let c = x / zoom + nx * (y / zoom);
+        let light = Vec3::new(-0.5, 1.0, -0.3).normalize();
+        let normal = Vec3::new(slope[c][0], 1.0, slope[c][1]).normalize();
+        let shade = 0.35 + 0.65 * normal.dot(&light).max(0.0);
+        let ground = Vec3::new(0.78, 0.69, 0.52) * shade;
+        let depth = flow.gas.counters[c] as Real;
+        let cover = if flow.gas.active[c] { 1.0 - (-depth / 8.0).exp() } else { 0.0 };
+        let water = Vec3::new(0.12, 0.35, 0.70);
+        let colour = if flow.gas.active[c] { ground * (1.0 - cover) + water * cover } else { Vec3::new(0.1, 0.1, 0.1) };
+        rgb.extend(colour.iter().map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8));
+    }
+    png_bytes((nx * zoom) as u32, (nz * zoom) as u32, &rgb)
 }

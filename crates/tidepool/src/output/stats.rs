@@ -2,14 +2,15 @@
 //! `docs/outputs.md`).
 
 use super::write_atomic;
-use crate::driver::{Frame, FrameSink};
+use crate::driver::{FluidTotals, Frame, FrameSink, LevelSetTotals};
 use crate::error::{Error, Result};
-use crate::math::{Quat, Vec3};
-use crate::pipeline::PhaseTimings;
+use crate::fluids::flip::{FlipTotals, Incompressibility};
+use crate::fluids::Fluid;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// One line of `stats.jsonl`.
+/// One line of `stats.jsonl`: what every run reports, the fluid model's own figures (flattened
+/// into the same object) and the bodies.
 #[derive(Clone, Debug, Serialize)]
 pub struct StatsLine {
     /// Frame number (0 = initial state).
@@ -20,26 +21,75 @@ pub struct StatsLine {
     pub substeps: u32,
     /// Wall-clock seconds simulating the frame.
     pub wall_seconds: f64,
+    /// The fluid model: `level-set`, `flip` or `surface-flow`.
+    pub fluid: &'static str,
+    /// The fluid's figures.
+    #[serde(flatten)]
+    pub figures: FluidLine,
+    /// Each body's state: the rigid bodies, then the reduced deformable ones.
+    pub bodies: Vec<BodyLine>,
+}
+
+/// The fluid model's part of a stats line.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum FluidLine {
+    LevelSet(LevelSetLine),
+    Flip(FlipLine),
+    Surface(SurfaceLine),
+}
+
+/// The level-set liquid's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelSetLine {
     /// Liquid volume (m^3).
     pub liquid_volume: f64,
     /// Liquid kinetic energy (J).
     pub kinetic_energy: f64,
     /// Largest liquid speed (m/s).
     pub max_speed: f64,
-    /// Pressure PCG iterations summed over the frame.
-    pub pressure_iterations: usize,
-    /// Largest final relative residual of the frame's pressure solves.
-    pub pressure_residual: f64,
-    /// Whether every pressure solve met its tolerance.
-    pub pressure_converged: bool,
     /// Marker particles.
     pub particles: usize,
     /// Linear momentum of liquid and bodies together (kg m/s).
     pub total_momentum: [f64; 3],
-    /// Each body's state: the rigid bodies, then the reduced deformable ones.
-    pub bodies: Vec<BodyLine>,
-    /// Seconds per phase, summed over the frame.
-    pub phase_seconds: PhaseTimings,
+    /// Pressure iterations, residual, convergence and seconds per phase over the frame.
+    #[serde(flatten)]
+    pub totals: LevelSetTotals,
+}
+
+/// The FLIP liquid's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlipLine {
+    /// `unilateral` or `bilateral`.
+    pub incompressibility: Incompressibility,
+    pub particle_count: usize,
+    /// Particle count times particle mass (kg).
+    pub liquid_mass: f64,
+    pub kinetic_energy: f64,
+    pub max_speed: f64,
+    /// Linear momentum of liquid and bodies together (kg m/s).
+    pub total_momentum: [f64; 3],
+    /// The frame's solves and seconds per phase.
+    #[serde(flatten)]
+    pub totals: FlipTotals,
+}
+
+/// The surface flow's figures.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SurfaceLine {
+    /// Automaton steps so far.
+    pub steps: u64,
+    /// Particles on the lattice.
+    pub particles: u64,
+    /// Their volume, `particles * particle_height * spacing²` (m³).
+    pub water_volume: f64,
+    /// Particles that ran off an open edge, rained in and evaporated so far.
+    pub left: u64,
+    pub rained: u64,
+    pub evaporated: u64,
+    /// The sheet's spring energy and kinetic energy (J).
+    pub elastic_energy: f64,
+    pub kinetic_energy: f64,
 }
 
 /// One body in a stats line.
@@ -65,51 +115,59 @@ pub struct BodyLine {
 impl StatsLine {
     /// The line for a frame.
     pub fn of(frame: &Frame) -> Self {
-        let r = frame.record;
-        StatsLine {
-            frame: r.frame,
-            time: r.time,
-            substeps: r.substeps,
-            wall_seconds: r.wall_seconds,
-            liquid_volume: r.measures.volume,
-            kinetic_energy: r.measures.kinetic_energy,
-            max_speed: r.measures.max_speed,
-            pressure_iterations: r.pressure_iterations,
-            pressure_residual: r.pressure_residual,
-            pressure_converged: r.pressure_converged,
-            particles: r.particles,
-            total_momentum: {
-                let world = frame.world;
-                let rigid: Vec3 = world.bodies.iter().filter(|b| b.is_dynamic()).map(|b| b.mass * b.velocity).sum();
-                let reduced: Vec3 = world.reduced_bodies().map(|b| b.model.mass * b.velocity).sum();
-                (r.measures.momentum + rigid + reduced).into()
-            },
-            bodies: {
-                let world = frame.world;
-                let rigid = world.bodies.iter().map(|b| BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), None));
-                let reduced = world
-                    .reduced_bodies()
-                    .map(|b| BodyLine::of(&b.name, &b.position, &b.orientation, &b.velocity, &b.angular_velocity(), world.submerged_volume_of(b), Some(b.modal_energy())));
-                rigid.chain(reduced).collect()
-            },
-            phase_seconds: r.timings,
-        }
-    }
-}
-
-impl BodyLine {
-    /// The line of a body with this state.
-    fn of(name: &str, position: &Vec3, orientation: &Quat, velocity: &Vec3, angular_velocity: &Vec3, submerged_volume: f64, modal_energy: Option<f64>) -> Self {
-        let q = orientation.quaternion();
-        BodyLine {
-            name: name.to_string(),
-            position: (*position).into(),
-            orientation: [q.w, q.i, q.j, q.k],
-            linear_velocity: (*velocity).into(),
-            angular_velocity: (*angular_velocity).into(),
-            submerged_volume,
-            modal_energy,
-        }
+        let (r, world) = (frame.record, frame.world);
+        let m = &r.measures;
+        let total_momentum = (m.momentum + world.solids.momentum()).into();
+        let figures = match &world.fluid {
+            Fluid::LevelSet(f) => FluidLine::LevelSet(LevelSetLine {
+                liquid_volume: m.volume,
+                kinetic_energy: m.kinetic_energy,
+                max_speed: m.max_speed,
+                particles: f.liquid.particles.len(),
+                total_momentum,
+                totals: if let FluidTotals::LevelSet(t) = r.totals { t } else { LevelSetTotals::default() },
+            }),
+            Fluid::Flip(f) => FluidLine::Flip(FlipLine {
+                incompressibility: f.params.incompressibility,
+                particle_count: f.positions.len(),
+                liquid_mass: f.liquid_mass(),
+                kinetic_energy: m.kinetic_energy,
+                max_speed: m.max_speed,
+                total_momentum,
+                totals: if let FluidTotals::Flip(t) = r.totals { t } else { FlipTotals::default() },
+            }),
+            Fluid::Surface(f) => {
+                let energy = f.sheet.energy(f.dt, &f.gravity);
+                FluidLine::Surface(SurfaceLine {
+                    steps: f.steps,
+                    particles: f.gas.total(),
+                    water_volume: f.water_volume(),
+                    left: f.gas.left,
+                    rained: f.rained,
+                    evaporated: f.evaporated,
+                    elastic_energy: energy.elastic,
+                    kinetic_energy: energy.kinetic,
+                })
+            }
+        };
+        let bodies = world
+            .solids
+            .iter()
+            .flat_map(|s| s.parts())
+            .map(|(p, solid)| {
+                let q = p.orientation.quaternion();
+                BodyLine {
+                    name: p.name,
+                    position: p.position.into(),
+                    orientation: [q.w, q.i, q.j, q.k],
+                    linear_velocity: p.velocity.into(),
+                    angular_velocity: p.angular_velocity.into(),
+                    submerged_volume: world.submerged_volume_of(solid),
+                    modal_energy: p.modal_energy,
+                }
+            })
+            .collect();
+        StatsLine { frame: r.frame, time: r.time, substeps: r.substeps, wall_seconds: r.wall_seconds, fluid: world.fluid.kind(), figures, bodies }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
+use crate::fluids::{Fluid, LevelSetFluid};
 use crate::error::Result;
 use crate::geometry::TriMesh;
 use crate::grid::Location;
@@ -52,10 +53,9 @@ fn finish(head: &str, body: String, data: Vec<u8>) -> Vec<u8> {
 
 /// Image data over the cell centres: `phi` (m), `pressure` (Pa), `velocity` (m/s, averaged to
 /// centres) and `obstacle_distance` (m).
-pub fn fields_vti(frame: &Frame) -> Vec<u8> {
-    let world = frame.world;
-    let grid = &world.grid;
-    let liquid = &world.liquid;
+pub fn fields_vti(fluid: &LevelSetFluid) -> Vec<u8> {
+    let grid = &fluid.grid;
+    let liquid = &fluid.liquid;
     let [nx, ny, nz] = grid.dims;
     let origin = grid.position(Location::Cell, 0, 0, 0);
     let mut a = Appended::default();
@@ -70,7 +70,7 @@ pub fn fields_vti(frame: &Frame) -> Vec<u8> {
             [v.x, v.y, v.z]
         }),
     );
-    a.float32("obstacle_distance", 1, world.solids.phi_cells.as_slice().iter().copied());
+    a.float32("obstacle_distance", 1, fluid.statics.phi_cells.as_slice().iter().copied());
     let extent = format!("0 {} 0 {} 0 {}", nx - 1, ny - 1, nz - 1);
     let mut head = String::from("<?xml version=\"1.0\"?>\n");
     head.push_str("<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");
@@ -86,10 +86,10 @@ pub fn surface_vtp(frame: &Frame) -> Vec<u8> {
     mesh_vtp(&surface.mesh, &surface.velocities)
 }
 
-/// All rigid bodies' surfaces in world space as poly data, with the velocity of the body's
+/// All bodies' surfaces in world space as poly data, with the velocity of the body's
 /// material at each point.
 pub fn bodies_vtp(frame: &Frame) -> Vec<u8> {
-    let (mesh, velocities) = super::bodies_surface(frame.world);
+    let (mesh, velocities) = frame.world.solids.surface();
     mesh_vtp(&mesh, &velocities)
 }
 
@@ -140,7 +140,8 @@ pub fn points_vtp(points: &[Vec3], velocities: &[Vec3]) -> Vec<u8> {
 pub struct VtkSink {
     dir: PathBuf,
     every: u32,
-    /// The datasets of each written frame: `fields`, `surface`, and `bodies` with bodies.
+    /// The datasets of each written frame: `fields` and `surface` (level set) or `particles`
+    /// (FLIP), and `bodies` with bodies.
     stems: Vec<&'static str>,
     /// (time, part, file) of every dataset written so far.
     entries: Vec<(f64, usize, String)>,
@@ -149,8 +150,11 @@ pub struct VtkSink {
 impl VtkSink {
     /// A sink writing into `dir`; when resuming after `resume_after`, the series lists the frames
     /// written before.
-    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>, with_bodies: bool) -> Self {
-        let stems = if with_bodies { vec!["fields", "surface", "bodies"] } else { vec!["fields", "surface"] };
+    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>, flip: bool, with_bodies: bool) -> Self {
+        let mut stems = if flip { vec!["particles"] } else { vec!["fields", "surface"] };
+        if with_bodies {
+            stems.push("bodies");
+        }
         let mut sink = VtkSink { dir: dir.to_path_buf(), every, stems, entries: Vec::new() };
         if let Some(last) = resume_after {
             for frame in (0..=last).filter(|f| f % every == 0) {
@@ -184,8 +188,14 @@ impl FrameSink for VtkSink {
         if r.frame % self.every != 0 {
             return Ok(());
         }
-        write_atomic(&frame_file(&self.dir, "fields", r.frame, "vti"), &fields_vti(frame))?;
-        write_atomic(&frame_file(&self.dir, "surface", r.frame, "vtp"), &surface_vtp(frame))?;
+        match &frame.world.fluid {
+            Fluid::LevelSet(f) => {
+                write_atomic(&frame_file(&self.dir, "fields", r.frame, "vti"), &fields_vti(f))?;
+                write_atomic(&frame_file(&self.dir, "surface", r.frame, "vtp"), &surface_vtp(frame))?;
+            }
+            Fluid::Flip(f) => write_atomic(&frame_file(&self.dir, "particles", r.frame, "vtp"), &points_vtp(&f.positions, &f.velocities))?,
+            Fluid::Surface(_) => {}
+        }
         if self.stems.contains(&"bodies") {
             write_atomic(&frame_file(&self.dir, "bodies", r.frame, "vtp"), &bodies_vtp(frame))?;
         }

@@ -59,6 +59,85 @@ pub enum AnyScene {
     Surface(Box<surface::LoadedSurfaceScene>),
 }
 
+impl AnyScene {
+    /// The scene file's text (copied into the output directory).
+    pub fn text(&self) -> &str {
+        match self {
+            AnyScene::Liquid(l) => &l.text,
+            AnyScene::Surface(s) => &s.text,
+        }
+    }
+
+    /// Short name (file stem, or `default`), used for the default output directory.
+    pub fn name(&self) -> &str {
+        match self {
+            AnyScene::Liquid(l) => &l.name,
+            AnyScene::Surface(s) => &s.name,
+        }
+    }
+
+    /// Where the scene came from (`None` for the built-in scene).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            AnyScene::Liquid(l) => l.path.as_deref(),
+            AnyScene::Surface(s) => s.path.as_deref(),
+        }
+    }
+
+    /// The scene's `output.directory`, if set.
+    pub fn output_directory(&self) -> Option<&str> {
+        match self {
+            AnyScene::Liquid(l) => l.scene.output.directory.as_deref(),
+            AnyScene::Surface(s) => s.scene.output.directory.as_deref(),
+        }
+    }
+
+    /// Frames to simulate after frame 0.
+    pub fn frames(&self) -> u32 {
+        match self {
+            AnyScene::Liquid(l) => l.scene.simulation.frames,
+            AnyScene::Surface(s) => s.scene.simulation.frames,
+        }
+    }
+
+    /// Simulates `frames` frames instead of the scene's own count.
+    pub fn set_frames(&mut self, frames: u32) {
+        match self {
+            AnyScene::Liquid(l) => l.scene.simulation.frames = frames,
+            AnyScene::Surface(s) => s.scene.simulation.frames = frames,
+        }
+    }
+
+    /// Write a checkpoint every this many frames (0: never).
+    pub fn checkpoint_every(&self) -> u32 {
+        match self {
+            AnyScene::Liquid(l) => l.scene.output.checkpoint_every,
+            AnyScene::Surface(s) => s.scene.output.checkpoint_every,
+        }
+    }
+
+    /// A fingerprint of everything in the scene that affects the simulated state (the output
+    /// settings and the frame count may change between a run and its resumption).
+    pub fn fingerprint(&self) -> u64 {
+        let text = match self {
+            AnyScene::Liquid(l) => {
+                let mut physics = l.scene.clone();
+                physics.output = Default::default();
+                physics.simulation.frames = 0;
+                serde_json::to_string(&physics)
+            }
+            AnyScene::Surface(s) => {
+                let mut physics = s.scene.clone();
+                physics.output = Default::default();
+                physics.simulation.frames = 0;
+                serde_json::to_string(&physics)
+            }
+        };
+        let text = text.expect("scene serialises");
+        text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    }
+}
+
 /// Reads a scene file once and parses it as the kind it is (see [`surface::is_surface_scene`]).
 pub fn load_any(path: &Path) -> Result<AnyScene, SceneError> {
     let file = SceneFile::read(path)?;

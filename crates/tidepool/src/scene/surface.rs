@@ -212,11 +212,24 @@ pub struct WaveSpec {
 }
 
 /// `[output]` of a surface-flow scene.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SurfaceOutput {
     /// Output directory (default `out/<scene name>`).
     pub directory: Option<String>,
+    /// Write a checkpoint every this many frames (0: never).
+    #[serde(default = "one_u32")]
+    pub checkpoint_every: u32,
+}
+
+impl Default for SurfaceOutput {
+    fn default() -> Self {
+        SurfaceOutput { directory: None, checkpoint_every: 1 }
+    }
+}
+
+fn one_u32() -> u32 {
+    1
 }
 
 fn one() -> f64 {

@@ -7,7 +7,8 @@
 pub mod particles;
 pub mod projection;
 
-use crate::coupling::{self, CoupledSolid, CouplingReport, Held};
+use crate::coupling::{self, CouplingReport};
+use crate::solids::{CoupledSolid, Held};
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
 use crate::grid::extrapolate::extrapolate;
@@ -75,7 +76,7 @@ pub struct LiquidMeasures {
 /// damped proportional-integral law on the relative error `e = (V - V_target) / V_target`:
 /// `s = -(2 e / tau + integral(e dt) / tau^2)`, `tau` = [`VolumeControl::TIME_CONSTANT`].
 /// The target is the initial volume plus what sources add minus what leaves through open sides.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VolumeControl {
     /// Whether the correction is applied (`liquid.volume_correction`).
     pub enabled: bool,
@@ -425,6 +426,23 @@ impl LevelSetLiquid {
         let mesh = marching_cubes(&padded, grid.origin - Vec3::repeat(0.5 * grid.dx), grid.dx);
         let velocities = mesh.vertices.par_iter().map(|v| self.velocity.at(grid, v)).collect();
         LiquidSurface { mesh, velocities }
+    }
+
+    /// The liquid's state for a checkpoint: volume control, velocity, level set, pressure (the
+    /// next solve's initial guess) and marker particles.
+    pub fn save_state(&self) -> Vec<u8> {
+        postcard::to_allocvec(&(&self.volume, &self.velocity, &self.phi, &self.pressure, &self.particles)).expect("liquid state serialises")
+    }
+
+    /// Restores a state written by [`LevelSetLiquid::save_state`] for the same scene.
+    pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        type State = (VolumeControl, MacVelocity, Array3<Real>, Array3<Real>, Vec<MarkerParticle>);
+        let (volume, velocity, phi, pressure, particles): State = postcard::from_bytes(bytes).map_err(|e| format!("the liquid's state does not decode: {e}"))?;
+        self.velocity.restore_from(velocity)?;
+        self.phi.restore_from(phi)?;
+        self.pressure.restore_from(pressure)?;
+        (self.volume, self.particles) = (volume, particles);
+        Ok(())
     }
 
     /// Heap bytes held by the state.

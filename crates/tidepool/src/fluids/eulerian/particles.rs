@@ -20,7 +20,7 @@ pub const RADIUS_MAX: Real = 0.5;
 
 /// A marker particle: its sign says on which side it was seeded (`-1` liquid, `+1` air).
 /// Stored in single precision: positions need far less than a cell's width of precision.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MarkerParticle {
     /// World position (m).
     pub position: [f32; 3],

@@ -5,7 +5,7 @@
 //! projection), and the particles take the grid's change (PIC/FLIP) and move through it.
 //! Mass is conserved exactly: it is the particle count times the particle mass.
 //!
-//! One substep ([`FlipWorld::step`]), sec. 3.2:
+//! One substep ([`FlipLiquid::step`]), sec. 3.2:
 //! 1. kinematic obstacles take their velocities; sources emit; explosions fire;
 //! 2. particles sorted by cell; the blurred obstacle fractions (eq. 3.13) where obstacles move;
 //! 3. rasterization of mass to cells and of mass and momentum to faces (eq. 3.10–3.12);
@@ -26,9 +26,8 @@ use crate::fluids::eulerian::LiquidSource;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{vec3, Real, SplitMix64, Vec3};
 use crate::scene::{Boundary, LoadedScene, Operation};
-use crate::solids::rigid::{self, RigidBody};
-use crate::solids::StaticSolids;
-use crate::world::Settings;
+use crate::solids::{CoupledSolid, Solids, StaticSolids};
+use crate::world::{Clock, Settings};
 use raster::{Bins, Indicator};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -141,37 +140,64 @@ impl FlipTimings {
     }
 }
 
-/// What one frame of a FLIP run did (summed over its substeps unless said otherwise).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FlipFrame {
-    /// Frame number and the time at its end (s).
-    pub frame: u32,
-    pub time: Real,
-    /// Substeps and wall-clock seconds.
-    pub substeps: u32,
-    pub wall_seconds: f64,
-    /// Steps of the velocity solves, and whether all of them met the tolerance.
+/// What the solves of a frame's substeps did (summed unless said otherwise); its fields are
+/// part of a FLIP run's `stats.jsonl` lines.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FlipTotals {
+    /// Steps of the velocity solves (MPRGP or PCG), and whether all met the tolerance.
+    #[serde(rename = "lcp_iterations")]
     pub iterations: usize,
+    #[serde(rename = "lcp_converged")]
     pub converged: bool,
     /// Steps of the density corrections, and whether all met the tolerance.
     pub correction_iterations: usize,
     pub correction_converged: bool,
-    /// Unknowns and the active set (zero-pressure unknowns) of the last substep.
+    /// Pressure unknowns and the active set (zero-pressure unknowns) of the last substep.
     pub unknowns: usize,
+    #[serde(rename = "active_set")]
     pub active: usize,
     /// Largest `(rho_c - rho_max) / rho_0` left after a density correction in the frame.
+    #[serde(rename = "density_excess")]
     pub excess_after_correction: Real,
     /// Seconds per phase.
     pub timings: FlipTimings,
 }
 
-/// A FLIP simulation: the grid, the particles, the obstacles and the clock.
+impl Default for FlipTotals {
+    fn default() -> Self {
+        FlipTotals {
+            iterations: 0,
+            converged: true,
+            correction_iterations: 0,
+            correction_converged: true,
+            unknowns: 0,
+            active: 0,
+            excess_after_correction: 0.0,
+            timings: FlipTimings::default(),
+        }
+    }
+}
+
+impl FlipTotals {
+    /// Adds one substep's solves and timings.
+    pub fn add(&mut self, last: &SolveReport, timings: &FlipTimings) {
+        self.iterations += last.iterations;
+        self.converged &= last.converged;
+        self.correction_iterations += last.correction_iterations;
+        self.correction_converged &= last.correction_converged;
+        self.active = last.active;
+        self.unknowns = last.unknowns;
+        self.excess_after_correction = self.excess_after_correction.max(last.excess_after);
+        self.timings.accumulate(timings);
+    }
+}
+
+/// The FLIP liquid: the grid, the particles and the static obstacles. Bodies (moving
+/// obstacles) are the world's solids, passed to each phase.
 #[derive(Clone, Debug)]
-pub struct FlipWorld {
+pub struct FlipLiquid {
     /// The MAC grid.
     pub grid: Grid,
-    /// Global settings.
-    pub settings: Settings,
     /// FLIP settings.
     pub params: FlipParams,
     /// Mass of each particle (kg): `rho_0 dx^3 / particles_per_cell`.
@@ -192,18 +218,12 @@ pub struct FlipWorld {
     /// The bilateral mode's sharp obstacles: the share of each face's area outside solids.
     pub open_area: [Array3<Real>; 3],
     /// Domain sides and static obstacles.
-    pub solids: StaticSolids,
-    /// Static and kinematic bodies: moving obstacles.
-    pub bodies: Vec<RigidBody>,
+    pub statics: StaticSolids,
     /// Emitters, and the cells whose centres each covers (found once).
     pub sources: Vec<LiquidSource>,
     source_cells: Vec<Vec<usize>>,
     /// Explosions, and whether each has fired.
     pub explosions: Vec<(Explosion, bool)>,
-    /// Simulated time (s), substeps taken, last completed frame.
-    pub time: Real,
-    pub steps: u64,
-    pub frame: u32,
     /// The last substep's solves and timings.
     pub last: SolveReport,
     pub timings: FlipTimings,
@@ -263,9 +283,10 @@ pub fn estimate_memory(
     (particles, grid.cell_count() * BYTES_PER_CELL + particles * BYTES_PER_PARTICLE)
 }
 
-impl FlipWorld {
-    /// The initial state of a validated scene with `liquid.method = "flip"`.
-    pub fn from_scene(loaded: &LoadedScene) -> FlipWorld {
+impl FlipLiquid {
+    /// The initial state of a validated scene with `liquid.method = "flip"`, around `bodies`
+    /// where they start.
+    pub fn from_scene(loaded: &LoadedScene, bodies: &[&dyn CoupledSolid]) -> FlipLiquid {
         let scene = &loaded.scene;
         let (liquid, flip) = (&scene.liquid, &scene.liquid.flip);
         let params = FlipParams {
@@ -280,17 +301,15 @@ impl FlipWorld {
             seed: scene.simulation.seed,
         };
         let explosions = flip.explosion.iter().map(|e| Explosion { center: vec3(e.center), radius: e.radius, speed: e.speed, time: e.time }).collect();
-        FlipWorld::build(loaded, params, explosions)
+        FlipLiquid::build(loaded, params, explosions, bodies)
     }
 
     /// The initial state of a scene with the given FLIP settings (the scene's `[liquid.flip]`
     /// table is not read).
-    pub fn build(loaded: &LoadedScene, params: FlipParams, explosions: Vec<Explosion>) -> FlipWorld {
+    pub fn build(loaded: &LoadedScene, params: FlipParams, explosions: Vec<Explosion>, bodies: &[&dyn CoupledSolid]) -> FlipLiquid {
         let scene = &loaded.scene;
         let grid = loaded.grid;
-        let settings = Settings::of(&scene.simulation);
         let solids = StaticSolids::new(&grid, scene.domain.boundary.sides(), loaded.obstacles.clone());
-        let bodies: Vec<RigidBody> = loaded.bodies.iter().map(|b| crate::world::rigid_body(b, &grid)).collect();
         let outside_open = solids.boundaries.map(|sides| sides.map(|b| b == Boundary::Open));
         let cell_phi = &solids.phi_cells;
         let static_indicator = Indicator::new(&grid, outside_open, |x| {
@@ -324,9 +343,8 @@ impl FlipWorld {
                     .collect()
             })
             .collect();
-        let mut world = FlipWorld {
+        let mut world = FlipLiquid {
             grid,
-            settings,
             params,
             particle_mass: params.density * grid.dx.powi(3) / params.particles_per_cell as Real,
             positions: Vec::new(),
@@ -337,21 +355,17 @@ impl FlipWorld {
             max_density: grid.zeros(Location::Cell),
             face_fraction: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))),
             open_area: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))),
-            solids,
-            bodies,
+            statics: solids,
             sources,
             source_cells,
             explosions: explosions.into_iter().map(|e| (e, false)).collect(),
-            time: 0.0,
-            steps: 0,
-            frame: 0,
             last: SolveReport::default(),
             timings: FlipTimings::default(),
             static_indicator,
             norm_vector: Vec::new(),
             pattern: lattice,
         };
-        world.update_fractions();
+        world.update_fractions(bodies);
         let inside = |x: &Vec3| {
             loaded.regions.iter().fold(false, |inside, (op, shape)| match op {
                 Operation::Add => inside || shape.signed_distance(x) < 0.0,
@@ -365,55 +379,21 @@ impl FlipWorld {
                 let corner = grid.position(Location::Node, i, j, k);
                 world.pattern.iter().map(move |s| corner + s * grid.dx).collect::<Vec<_>>()
             })
-            .filter(|x| inside(x) && world.solid_distance(x).0 > 0.0)
+            .filter(|x| inside(x) && world.solid_distance(bodies, x).0 > 0.0)
             .collect();
         world.velocities = vec![Vec3::zeros(); placed.len()];
         world.positions = placed;
         world
     }
 
-    /// Simulates frame `frame + 1` in CFL-limited substeps and measures it.
-    pub fn advance_frame(&mut self) -> Result<FlipFrame, String> {
-        let frame = self.frame + 1;
-        let t_end = frame as Real / self.settings.fps;
-        let start = Instant::now();
-        let mut record = FlipFrame { frame, converged: true, correction_converged: true, ..FlipFrame::default() };
-        loop {
-            let remaining = t_end - self.time;
-            if remaining <= 1e-9 / self.settings.fps {
-                break;
-            }
-            let dt = remaining / (remaining / self.cfl_dt()).ceil().max(1.0);
-            if dt < 1e-7 {
-                return Err("the CFL condition asks for substeps shorter than 1e-7 s".into());
-            }
-            self.step(dt)?;
-            let last = &self.last;
-            record.substeps += 1;
-            record.iterations += last.iterations;
-            record.converged &= last.converged;
-            record.correction_iterations += last.correction_iterations;
-            record.correction_converged &= last.correction_converged;
-            record.active = last.active;
-            record.unknowns = last.unknowns;
-            record.excess_after_correction = record.excess_after_correction.max(last.excess_after);
-            record.timings.accumulate(&self.timings);
-        }
-        self.time = t_end;
-        self.frame = frame;
-        record.time = t_end;
-        record.wall_seconds = start.elapsed().as_secs_f64();
-        Ok(record)
-    }
-
     /// Longest substep the CFL number allows: no particle, body or emitted liquid crosses more
     /// than `cfl` cells, counting what gravity adds over a cell's fall.
-    pub fn cfl_dt(&self) -> Real {
+    /// `bodies_speed` bounds the speed of the bodies' points.
+    pub fn cfl_dt(&self, settings: &Settings, bodies_speed: Real) -> Real {
         let particles = self.velocities.par_iter().map(|v| v.norm()).reduce(|| 0.0, Real::max);
         let sources = self.sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
-        let bodies = self.bodies.iter().map(|b| b.velocity.norm() + b.angular_velocity().norm() * b.bounding_radius).fold(0.0, Real::max);
-        let speed = particles.max(sources).max(bodies) + (self.settings.gravity.norm() * self.grid.dx).sqrt();
-        self.settings.cfl * self.grid.dx / speed.max(1e-12)
+        let speed = particles.max(sources).max(bodies_speed) + (settings.gravity.norm() * self.grid.dx).sqrt();
+        settings.cfl * self.grid.dx / speed.max(1e-12)
     }
 
     /// Total liquid mass (kg): particles times particle mass.
@@ -431,22 +411,68 @@ impl FlipWorld {
         self.velocities.par_iter().map(|v| v.norm()).reduce(|| 0.0, Real::max)
     }
 
+    /// Volume at rest density (m^3), kinetic energy (J), momentum (kg m/s), fastest particle.
+    pub fn measures(&self) -> crate::fluids::eulerian::LiquidMeasures {
+        let n = self.velocities.len();
+        let momentum = Vec3::from_fn(|a, _| self.particle_mass * tidepool_linalg::reduce::sum_by(n, |p| self.velocities[p][a]));
+        crate::fluids::eulerian::LiquidMeasures {
+            volume: self.liquid_mass() / self.params.density,
+            kinetic_energy: self.kinetic_energy(),
+            momentum,
+            max_speed: self.max_speed(),
+        }
+    }
+
+    /// The liquid's surface reconstructed from the particles (Zhu–Bridson, see [`surface`]),
+    /// with the particles' velocity at each vertex.
+    pub fn surface(&self) -> crate::fluids::eulerian::LiquidSurface {
+        let grid = self.grid;
+        let mut positions = self.positions.clone();
+        let mut velocities = self.velocities.clone();
+        let bins = Bins::sort(&grid, &mut positions, &mut [&mut velocities]);
+        let spacing = grid.dx / (self.params.particles_per_cell as Real).cbrt();
+        let (mesh, velocities) = surface::particle_surface(&grid, &bins, &positions, &velocities, spacing);
+        crate::fluids::eulerian::LiquidSurface { mesh, velocities }
+    }
+
+    /// `-dx/2` in cells holding a particle, `dx/2` elsewhere: the liquid as the coupled solve
+    /// and the submerged volume see it (a free surface half a cell from the centres, at the
+    /// faces between full and empty cells).
+    pub fn occupancy_phi(&self) -> Array3<Real> {
+        let grid = self.grid;
+        let [nx, ny, _] = grid.dims;
+        let mut phi = grid.zeros(Location::Cell);
+        phi.as_mut_slice().iter_mut().for_each(|v| *v = 0.5 * grid.dx);
+        for x in &self.positions {
+            let [i, j, k] = grid.cell_of(x);
+            phi.as_mut_slice()[i + nx * (j + ny * k)] = -0.5 * grid.dx;
+        }
+        phi
+    }
+
+    /// Heap bytes held by the state.
+    pub fn heap_bytes(&self) -> usize {
+        let fields = [&self.pressure, &self.density, &self.max_density].into_iter().chain(&self.velocity.faces).chain(&self.face_fraction).chain(&self.open_area);
+        fields.map(Array3::heap_bytes).sum::<usize>() + self.statics.heap_bytes() + (self.positions.capacity() + self.velocities.capacity()) * std::mem::size_of::<Vec3>()
+    }
+
     /// Signed distance to the nearest obstacle or body (negative inside), its outward normal
     /// and the solid's velocity there.
     /// Within a cell of a static obstacle the obstacles' exact distance is used (the sampled
     /// one rounds off corners, e.g. where an obstacle stands on a wall).
-    pub fn solid_distance(&self, x: &Vec3) -> (Real, Vec3, Vec3) {
+    pub fn solid_distance(&self, bodies: &[&dyn CoupledSolid], x: &Vec3) -> (Real, Vec3, Vec3) {
         let grid = &self.grid;
-        let sampled = grid.interpolate(&self.solids.phi_nodes, Location::Node, x);
+        let sampled = grid.interpolate(&self.statics.phi_nodes, Location::Node, x);
         let mut best = (sampled, None);
         let exact = sampled < 2.0 * grid.dx;
-        let obstacles = |x: &Vec3| self.solids.obstacles.iter().map(|(_, s)| s.signed_distance(x)).fold(Real::INFINITY, Real::min);
+        let obstacles = |x: &Vec3| self.statics.obstacles.iter().map(|(_, s)| s.signed_distance(x)).fold(Real::INFINITY, Real::min);
         if exact {
             best.0 = obstacles(x);
         }
-        for (b, body) in self.bodies.iter().enumerate() {
-            if (x - body.position).norm() - body.bounding_radius < best.0.min(grid.dx) {
-                let d = body.signed_distance_at(&body.pose(), x);
+        for (b, body) in bodies.iter().enumerate() {
+            let (centre, radius) = body.bounding_sphere();
+            if (x - centre).norm() - radius < best.0.min(grid.dx) {
+                let d = body.signed_distance(x);
                 if d < best.0 {
                     best = (d, Some(b));
                 }
@@ -465,26 +491,26 @@ impl FlipWorld {
         };
         match best.1 {
             None if exact => (best.0, gradient(&obstacles), Vec3::zeros()),
-            None => (best.0, grid.gradient(&self.solids.phi_nodes, Location::Node, x).try_normalize(1e-12).unwrap_or_else(Vec3::y), Vec3::zeros()),
+            None => (best.0, grid.gradient(&self.statics.phi_nodes, Location::Node, x).try_normalize(1e-12).unwrap_or_else(Vec3::y), Vec3::zeros()),
             Some(b) => {
-                let body = &self.bodies[b];
-                let pose = body.pose();
-                (best.0, gradient(&|x: &Vec3| body.signed_distance_at(&pose, x)), body.point_velocity(x))
+                let body = bodies[b];
+                (best.0, gradient(&|x: &Vec3| body.signed_distance(x)), body.velocity_at(x))
             }
         }
     }
 
     /// Recomputes the maximum densities and face fractions from the static indicator and the
     /// bodies where they are now.
-    fn update_fractions(&mut self) {
+    fn update_fractions(&mut self, bodies: &[&dyn CoupledSolid]) {
         let grid = self.grid;
-        let indicator = if self.bodies.is_empty() {
+        let indicator = if bodies.is_empty() {
             None
         } else {
             let mut moved = self.static_indicator.clone();
-            for body in &self.bodies {
-                let (pose, reach) = (body.pose(), Vec3::repeat(body.bounding_radius + grid.dx));
-                moved.close(&grid, &(body.position - reach), &(body.position + reach), |x| body.signed_distance_at(&pose, x) < 0.0);
+            for body in bodies {
+                let (centre, radius) = body.bounding_sphere();
+                let reach = Vec3::repeat(radius + grid.dx);
+                moved.close(&grid, &(centre - reach), &(centre + reach), |x| body.signed_distance(x) < 0.0);
             }
             Some(moved)
         };
@@ -494,13 +520,12 @@ impl FlipWorld {
         self.max_density.as_mut_slice().iter_mut().for_each(|v| *v *= density);
         self.face_fraction = [0, 1, 2].map(|a| indicator.blurred(&grid, Location::Face(a)));
         if self.params.incompressibility == Incompressibility::Bilateral {
-            let bodies = &self.bodies;
             self.open_area = [0, 1, 2].map(|a| {
-                let mut open = self.solids.face_open[a].clone();
+                let mut open = self.statics.face_open[a].clone();
                 if !bodies.is_empty() {
                     open.par_update(|i, j, k, v| {
                         let x = grid.position(Location::Face(a), i, j, k);
-                        if bodies.iter().any(|b| b.signed_distance_at(&b.pose(), &x) < 0.0) {
+                        if bodies.iter().any(|b| b.signed_distance(&x) < 0.0) {
                             *v = 0.0;
                         }
                     });
@@ -513,14 +538,14 @@ impl FlipWorld {
     /// Emits liquid from the active sources: cells whose centre is inside a source are topped
     /// up to `particles_per_cell` at the stratified positions, and every particle in them takes
     /// the source's velocity. Returns the particles added.
-    fn emit(&mut self) -> usize {
+    fn emit(&mut self, time: Real, bodies: &[&dyn CoupledSolid]) -> usize {
         let grid = self.grid;
-        if !self.sources.iter().any(|s| s.start <= self.time && self.time <= s.end) {
+        if !self.sources.iter().any(|s| s.start <= time && time <= s.end) {
             return 0;
         }
         let [nx, ny, _] = grid.dims;
         let mut source_of: Vec<Option<Vec3>> = vec![None; grid.cell_count()];
-        for (source, cells) in self.sources.iter().zip(&self.source_cells).filter(|(s, _)| s.start <= self.time && self.time <= s.end) {
+        for (source, cells) in self.sources.iter().zip(&self.source_cells).filter(|(s, _)| s.start <= time && time <= s.end) {
             for &c in cells {
                 source_of[c].get_or_insert(source.velocity);
             }
@@ -541,7 +566,7 @@ impl FlipWorld {
             let corner = grid.position(Location::Node, i, j, k);
             for s in self.pattern.iter().skip(count[c]) {
                 let x = corner + s * grid.dx;
-                if self.solid_distance(&x).0 > 0.0 {
+                if self.solid_distance(bodies, &x).0 > 0.0 {
                     self.positions.push(x);
                     self.velocities.push(*velocity);
                 }
@@ -551,9 +576,9 @@ impl FlipWorld {
     }
 
     /// Gives the liquid inside each due explosion's ball its radial kick.
-    fn fire_explosions(&mut self) {
+    fn fire_explosions(&mut self, time: Real) {
         for (e, fired) in self.explosions.iter_mut() {
-            if *fired || self.time < e.time {
+            if *fired || time < e.time {
                 continue;
             }
             *fired = true;
@@ -567,26 +592,28 @@ impl FlipWorld {
         }
     }
 
-    /// Advances by `dt` (see the module documentation for the phases). On a blow-up, returns
-    /// what was found.
-    pub fn step(&mut self, dt: Real) -> Result<(), String> {
+    /// Advances by `dt` from `clock`, moving `solids` (prescribed motion only) through the
+    /// step (see the module documentation for the phases). On a blow-up, returns what was
+    /// found.
+    pub fn step(&mut self, dt: Real, clock: &Clock, settings: &Settings, solids: &mut Solids) -> Result<(), String> {
         let grid = self.grid;
         let h3 = grid.dx.powi(3);
         let mut timings = FlipTimings::default();
-        let mut clock = Instant::now();
+        let mut stopwatch = Instant::now();
         let mut lap = |slot: &mut f64| {
             let now = Instant::now();
-            *slot += (now - clock).as_secs_f64();
-            clock = now;
+            *slot += (now - stopwatch).as_secs_f64();
+            stopwatch = now;
         };
-        for body in self.bodies.iter_mut() {
-            body.follow_path(self.time, dt);
+        for solid in solids.iter_mut() {
+            solid.prescribe(clock.time, dt);
         }
-        self.emit();
-        self.fire_explosions();
+        let bodies = solids.coupled();
+        self.emit(clock.time, &bodies);
+        self.fire_explosions(clock.time);
         let bins = Bins::sort(&grid, &mut self.positions, &mut [&mut self.velocities]);
-        if !self.bodies.is_empty() {
-            self.update_fractions();
+        if !bodies.is_empty() {
+            self.update_fractions(&bodies);
         }
         let positions = &self.positions;
         let velocities = &self.velocities;
@@ -603,11 +630,11 @@ impl FlipWorld {
         }
         // Faces with mass carry the liquid's velocity; those on closed walls do not (the wall
         // holds them) and take their neighbours' by extrapolation, like faces in the air.
-        let boundaries = self.solids.boundaries;
+        let boundaries = self.statics.boundaries;
         let marked: [Array3<bool>; 3] = [0, 1, 2].map(|a| face_density[a].par_map(|i, j, k, d| d > 0.0 && !solve::on_closed_wall(&grid, &boundaries, a, [i, j, k])));
-        let layers = self.settings.cfl.ceil() as usize + 2;
+        let layers = settings.cfl.ceil() as usize + 2;
         extrapolate_faces(&mut u, marked.clone(), layers);
-        self.solid_face_velocities(&mut u);
+        self.solid_face_velocities(&bodies, &mut u);
         let old = u.clone();
         lap(&mut timings.rasterize);
 
@@ -618,14 +645,14 @@ impl FlipWorld {
             offsets = self.correct_density(&mut density, &mut face_density);
         }
         for (a, face) in u.iter_mut().enumerate() {
-            let g = self.settings.gravity[a] * dt;
+            let g = settings.gravity[a] * dt;
             face.as_mut_slice().par_iter_mut().zip(marked[a].as_slice().par_iter()).for_each(|(v, m)| {
                 if *m {
                     *v += g;
                 }
             });
         }
-        self.solid_face_velocities(&mut u);
+        self.solid_face_velocities(&bodies, &mut u);
         let pressure = match self.params.incompressibility {
             Incompressibility::Unilateral => self.unilateral_projection(dt, &density, &face_density, &mut u),
             Incompressibility::Bilateral => self.bilateral_projection(dt, &bins, &mut u),
@@ -635,29 +662,30 @@ impl FlipWorld {
         lap(&mut timings.solve);
 
         extrapolate_faces(&mut u, marked, layers);
-        self.solid_face_velocities(&mut u);
+        self.solid_face_velocities(&bodies, &mut u);
         self.velocity = MacVelocity { faces: u };
         lap(&mut timings.extrapolate);
 
         self.update_particle_velocities(&old);
         // Moving obstacles first, so that the particles are kept out of where they now are.
-        rigid::advance_poses(&mut self.bodies, dt);
-        self.advect(dt, offsets.as_ref());
+        drop(bodies);
+        for solid in solids.iter_mut() {
+            solid.advance_positions(dt);
+        }
+        self.advect(dt, offsets.as_ref(), &solids.coupled());
         lap(&mut timings.advect);
         self.timings = timings;
-        self.time += dt;
-        self.steps += 1;
-        self.check()
+        self.check(settings.max_speed)
     }
 
     /// Faces no liquid may cross take the solid's velocity: on closed walls the normal
     /// velocity may not point into the wall (pointing away it stays: liquid separates from
     /// walls and ceilings, sec. 3.3), zero in static obstacles, a body's velocity inside it.
-    fn solid_face_velocities(&self, u: &mut [Array3<Real>; 3]) {
+    fn solid_face_velocities(&self, bodies: &[&dyn CoupledSolid], u: &mut [Array3<Real>; 3]) {
         let grid = self.grid;
         for (a, face) in u.iter_mut().enumerate() {
             let fraction = &self.face_fraction[a];
-            let boundaries = self.solids.boundaries[a];
+            let boundaries = self.statics.boundaries[a];
             let n = grid.dims[a];
             face.par_update(|i, j, k, v| {
                 let idx = [i, j, k];
@@ -667,7 +695,7 @@ impl FlipWorld {
                     *v = v.min(0.0);
                 } else if fraction.get(i, j, k) <= 0.0 {
                     let x = grid.position(Location::Face(a), i, j, k);
-                    let (d, _, solid) = self.solid_distance(&x);
+                    let (d, _, solid) = self.solid_distance(bodies, &x);
                     *v = if d <= 0.0 { solid[a] } else { *v };
                 }
             });
@@ -729,7 +757,7 @@ impl FlipWorld {
         }
         let candidate = self.liquid_cells(density);
         let threshold = MASS_THRESHOLD * rho0;
-        let system = System::assemble(&grid, &self.solids.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, 1.0);
+        let system = System::assemble(&grid, &self.statics.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, 1.0);
         let c: Vec<Real> = (0..grid.cell_count()).map(|i| if system.unknown[i] { self.max_density.as_slice()[i] - density.as_slice()[i] } else { 0.0 }).collect();
         let (y, info) = self.solve_lcp(&system, &c, &vec![0.0; c.len()]);
         self.last.correction_iterations = info.iterations;
@@ -763,8 +791,8 @@ impl FlipWorld {
         let grid = self.grid;
         let threshold = MASS_THRESHOLD * self.params.density;
         let candidate = self.liquid_cells(density);
-        let system = System::assemble(&grid, &self.solids.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, dt);
-        let div = solve::divergence(&grid, &mass_flux(&grid, &self.solids.boundaries, u, face_density));
+        let system = System::assemble(&grid, &self.statics.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, dt);
+        let div = solve::divergence(&grid, &mass_flux(&grid, &self.statics.boundaries, u, face_density));
         let b: Vec<Real> = (0..grid.cell_count()).map(|c| if system.unknown[c] { self.max_density.as_slice()[c] - density.as_slice()[c] + dt * div[c] } else { 0.0 }).collect();
         let lower = self.suction_bounds(&system.unknown);
         let (p, info) = self.solve_lcp(&system, &b, &lower);
@@ -827,13 +855,13 @@ impl FlipWorld {
         let grid = self.grid;
         let rho0 = self.params.density;
         let candidate: Vec<bool> = (0..grid.cell_count()).map(|c| !bins.cell(c).is_empty()).collect();
-        let mut system = System::assemble(&grid, &self.solids.boundaries, &self.open_area, &candidate, |_, _| true, dt);
+        let mut system = System::assemble(&grid, &self.statics.boundaries, &self.open_area, &candidate, |_, _| true, dt);
         system.matrix.floating = floating_sets(&system);
         let open_density = self.open_area.clone().map(|mut f| {
             f.as_mut_slice().iter_mut().for_each(|v| *v *= rho0);
             f
         });
-        let div = solve::divergence(&grid, &mass_flux(&grid, &self.solids.boundaries, u, &open_density));
+        let div = solve::divergence(&grid, &mass_flux(&grid, &self.statics.boundaries, u, &open_density));
         let rhs: Vec<Real> = (0..grid.cell_count()).map(|c| if system.unknown[c] { -dt * div[c] } else { 0.0 }).collect();
         let mut p = vec![0.0; rhs.len()];
         let info = pcg(&system.matrix, &Mic0::new(&system.matrix), &rhs, &mut p, self.params.solver);
@@ -863,12 +891,12 @@ impl FlipWorld {
     /// solid steps out along the distance gradient, or, failing that, back along its path by
     /// bisection, and loses its velocity into the solid; particles leaving through an open
     /// side are removed, walls hold the rest.
-    fn advect(&mut self, dt: Real, offsets: Option<&MacVelocity>) {
+    fn advect(&mut self, dt: Real, offsets: Option<&MacVelocity>, bodies: &[&dyn CoupledSolid]) {
         let grid = self.grid;
         let u = &self.velocity;
         let (lo, hi) = (grid.origin, grid.max_corner());
         let margin = 1e-3 * grid.dx;
-        let boundaries = self.solids.boundaries;
+        let boundaries = self.statics.boundaries;
         let this = &*self;
         let moved: Vec<Option<(Vec3, Vec3)>> = self
             .positions
@@ -876,14 +904,14 @@ impl FlipWorld {
             .zip(self.velocities.par_iter())
             .map(|(x0, v0)| {
                 let start = offsets.map_or(*x0, |o| *x0 + o.at(&grid, x0));
-                let start = if this.solid_distance(&start).0 > 0.0 { start } else { *x0 };
+                let start = if this.solid_distance(bodies, &start).0 > 0.0 { start } else { *x0 };
                 let v1 = u.at(&grid, &start);
                 let mut x = match this.params.advection {
                     ParticleAdvection::Euler => start + dt * v1,
                     ParticleAdvection::Trapezoidal => start + 0.5 * dt * (v1 + u.at(&grid, &(start + dt * v1))),
                 };
                 let mut v = *v0;
-                let (mut d, mut normal, mut solid) = this.solid_distance(&x);
+                let (mut d, mut normal, mut solid) = this.solid_distance(bodies, &x);
                 for _ in 0..4 {
                     if d >= margin {
                         break;
@@ -891,20 +919,20 @@ impl FlipWorld {
                     // Out along the distance gradient, but not out of the domain (an obstacle
                     // standing on a wall has its nearest face in the wall).
                     x = (x + (margin - d) * normal).zip_zip_map(&lo, &hi, |c, l, h| c.clamp(l + margin, h - margin));
-                    (d, normal, solid) = this.solid_distance(&x);
+                    (d, normal, solid) = this.solid_distance(bodies, &x);
                 }
                 if d < 0.0 {
                     let (mut outside, mut inside) = (start, x);
                     for _ in 0..8 {
                         let mid = 0.5 * (outside + inside);
-                        if this.solid_distance(&mid).0 > 0.0 {
+                        if this.solid_distance(bodies, &mid).0 > 0.0 {
                             outside = mid;
                         } else {
                             inside = mid;
                         }
                     }
                     x = outside;
-                    (_, normal, solid) = this.solid_distance(&x);
+                    (_, normal, solid) = this.solid_distance(bodies, &x);
                 }
                 if d < margin {
                     let into = (v - solid).dot(&normal);
@@ -934,14 +962,39 @@ impl FlipWorld {
         self.velocities = velocities;
     }
 
+    /// The liquid's state for a checkpoint: everything a later step reads (the particles, the
+    /// grid velocity, the explosions fired, the power iteration's warm start) and the fields
+    /// outputs show.
+    pub fn save_state(&self) -> Vec<u8> {
+        let fired: Vec<bool> = self.explosions.iter().map(|(_, f)| *f).collect();
+        postcard::to_allocvec(&(&self.positions, &self.velocities, &self.velocity, &self.pressure, &self.density, fired, &self.norm_vector)).expect("FLIP state serialises")
+    }
+
+    /// Restores a state written by [`FlipLiquid::save_state`] for the same scene.
+    pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        type State = (Vec<Vec3>, Vec<Vec3>, MacVelocity, Array3<Real>, Array3<Real>, Vec<bool>, Vec<f64>);
+        let (positions, velocities, velocity, pressure, density, fired, norm_vector): State = postcard::from_bytes(bytes).map_err(|e| format!("the FLIP state does not decode: {e}"))?;
+        if positions.len() != velocities.len() || fired.len() != self.explosions.len() {
+            return Err("the FLIP state's particles or explosions do not match the scene".into());
+        }
+        self.velocity.restore_from(velocity)?;
+        self.pressure.restore_from(pressure)?;
+        self.density.restore_from(density)?;
+        for ((_, f), saved) in self.explosions.iter_mut().zip(fired) {
+            *f = saved;
+        }
+        (self.positions, self.velocities, self.norm_vector) = (positions, velocities, norm_vector);
+        Ok(())
+    }
+
     /// A non-finite value or a speed above `max_speed` is a blow-up.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self, max_speed: Real) -> Result<(), String> {
         if let Some(p) = self.positions.iter().zip(&self.velocities).position(|(x, v)| !(x.iter().chain(v.iter()).all(|c| c.is_finite()))) {
             return Err(format!("particle {p} has a non-finite position or velocity"));
         }
         let speed = self.max_speed();
-        if speed > self.settings.max_speed {
-            return Err(format!("the liquid reached {speed:.3} m/s, above simulation.max_speed = {} m/s", self.settings.max_speed));
+        if speed > max_speed {
+            return Err(format!("the liquid reached {speed:.3} m/s, above simulation.max_speed = {max_speed} m/s"));
         }
         Ok(())
     }

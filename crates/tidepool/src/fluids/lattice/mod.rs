@@ -5,6 +5,7 @@
 
 pub mod terrain;
 
+use crate::geometry::TriMesh;
 use crate::math::{Real, Vec3};
 use crate::solids::mass_spring::ElasticSheet;
 use rayon::prelude::*;
@@ -321,6 +322,78 @@ impl SurfaceFlow {
     pub fn slopes(&self) -> Vec<[Real; 2]> {
         (0..self.sheet.positions.len()).into_par_iter().map(|c| slope_at(&self.sheet, c)).collect()
     }
+
+    /// The water's volume, `particles * particle_height * spacing²` (m³).
+    pub fn water_volume(&self) -> Real {
+        let spacing = self.sheet.spacing;
+        self.gas.total() as Real * self.gas.particle_height * spacing * spacing
+    }
+
+    /// The terrain (the sheet's nodes) and the water's free surface over the wet quads, as
+    /// meshes facing up.
+    pub fn meshes(&self) -> (TriMesh, TriMesh) {
+        let dims = self.sheet.dims;
+        let terrain = TriMesh { vertices: self.sheet.positions.clone(), triangles: lattice_triangles(dims, |_| true) };
+        let beta = self.gas.particle_height;
+        let water = TriMesh {
+            vertices: self.sheet.positions.iter().zip(&self.gas.counters).map(|(p, &n)| p + Vec3::new(0.0, beta * n as Real, 0.0)).collect(),
+            triangles: lattice_triangles(dims, |quad| quad.iter().all(|&c| self.gas.counters[c] > 0)),
+        };
+        (terrain, water)
+    }
+
+    /// A node of the sheet at a non-finite position is a blow-up.
+    pub fn check(&self) -> Result<(), String> {
+        if self.sheet.positions.iter().all(|p| p.iter().all(|v| v.is_finite())) {
+            Ok(())
+        } else {
+            Err("a node of the surface has a non-finite position (a stiffer sheet needs a smaller simulation.dt)".into())
+        }
+    }
+
+    /// Heap bytes held by the state.
+    pub fn heap_bytes(&self) -> usize {
+        let n = self.sheet.positions.len();
+        n * (2 * std::mem::size_of::<Vec3>() + 2 * std::mem::size_of::<Real>() + 2 + 3 * std::mem::size_of::<u32>() + 2 * std::mem::size_of::<Real>())
+    }
+
+    /// The state for a checkpoint: the sheet's two positions (Verlet), the counters, the clock
+    /// and the tallies.
+    pub fn save_state(&self) -> Vec<u8> {
+        let g = &self.gas;
+        postcard::to_allocvec(&(&self.sheet.positions, &self.sheet.previous, &g.counters, g.left, self.time, self.steps, self.rained, self.evaporated)).expect("surface flow serialises")
+    }
+
+    /// Restores a state written by [`SurfaceFlow::save_state`] for the same scene.
+    pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        type State = (Vec<Vec3>, Vec<Vec3>, Vec<u32>, u64, Real, u64, u64, u64);
+        let (positions, previous, counters, left, time, steps, rained, evaporated): State = postcard::from_bytes(bytes).map_err(|e| format!("the surface flow's state does not decode: {e}"))?;
+        let n = self.sheet.positions.len();
+        if positions.len() != n || previous.len() != n || counters.len() != n {
+            return Err(format!("the checkpoint holds a lattice of {} nodes where the scene has {n}", positions.len()));
+        }
+        (self.sheet.positions, self.sheet.previous, self.gas.counters, self.gas.left) = (positions, previous, counters, left);
+        (self.time, self.steps, self.rained, self.evaporated) = (time, steps, rained, evaporated);
+        Ok(())
+    }
+}
+
+/// Triangles over the lattice's quads for which `keep(corners)` holds.
+fn lattice_triangles(dims: [usize; 2], keep: impl Fn([usize; 4]) -> bool) -> Vec<[u32; 3]> {
+    let [nx, nz] = dims;
+    let mut triangles = Vec::new();
+    for j in 0..nz - 1 {
+        for i in 0..nx - 1 {
+            let c = i + nx * j;
+            let quad = [c, c + 1, c + nx + 1, c + nx];
+            if keep(quad) {
+                let [a, b, d, e] = quad.map(|q| q as u32);
+                triangles.push([a, d, b]);
+                triangles.push([a, e, d]);
+            }
+        }
+    }
+    triangles
 }
 
 /// The downhill direction of `sheet` at node `c`: the surface normal projected onto the

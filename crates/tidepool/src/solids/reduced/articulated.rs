@@ -33,7 +33,7 @@
 //! coupled system symmetric. Without a skin each point belongs to the nearest sub-body.
 
 use super::body::{MaterialPoint, ReducedBody};
-use crate::coupling::CoupledSolid;
+use crate::solids::CoupledSolid;
 use crate::geometry::TriMesh;
 use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::Array3;
@@ -773,5 +773,103 @@ mod tests {
         for (x, y) in rest.vertices.iter().zip(&moved.vertices) {
             assert!((pivot + shift + turn * (x - pivot) - y).norm() < 1e-12, "a skin vertex did not follow");
         }
+    }
+}
+
+/// One sub-body's dynamic state in a checkpoint.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PartCheckpoint {
+    position: Vec3,
+    orientation: Quat,
+    velocity: Vec3,
+    angular_momentum: Vec3,
+    q: Vec<Real>,
+    qdot: Vec<Real>,
+}
+
+impl crate::solids::Solid for Articulated {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn predict_velocities(&mut self, h: Real, gravity: &Vec3, time: Real) {
+        Articulated::predict_velocities(self, h, gravity, time);
+    }
+
+    fn advance_positions(&mut self, dt: Real) {
+        Articulated::advance_positions(self, dt);
+    }
+
+    fn velocity_state(&self) -> Vec<Real> {
+        self.bodies.iter().flat_map(|b| b.velocity.iter().chain(b.angular_momentum.iter()).chain(b.qdot.iter()).copied().collect::<Vec<_>>()).collect()
+    }
+
+    fn set_velocity_state(&mut self, state: &[Real]) {
+        let mut at = 0;
+        for b in &mut self.bodies {
+            let n = b.qdot.len();
+            b.velocity = Vec3::from_column_slice(&state[at..at + 3]);
+            b.angular_momentum = Vec3::from_column_slice(&state[at + 3..at + 6]);
+            b.qdot.copy_from_slice(&state[at + 6..at + 6 + n]);
+            at += 6 + n;
+        }
+    }
+
+    fn after_contact(&mut self) {
+        self.restore_joints();
+    }
+
+    fn max_point_speed(&self) -> Real {
+        self.max_speed()
+    }
+
+    fn check(&self, max_speed: Real) -> Result<(), String> {
+        Articulated::check(self, max_speed)
+    }
+
+    fn surface(&self) -> (TriMesh, Vec<Vec3>) {
+        self.world_surface()
+    }
+
+    fn parts(&self) -> Vec<(crate::solids::PartState, &dyn CoupledSolid)> {
+        self.bodies
+            .iter()
+            .map(|b| {
+                let state = crate::solids::PartState {
+                    name: b.name.clone(),
+                    position: b.position,
+                    orientation: b.orientation,
+                    velocity: b.velocity,
+                    angular_velocity: b.angular_velocity(),
+                    momentum: b.model.mass * b.velocity,
+                    modal_energy: Some(b.modal_energy()),
+                };
+                (state, b as &dyn CoupledSolid)
+            })
+            .collect()
+    }
+
+    fn contact_parts(&mut self) -> Vec<&mut dyn crate::solids::contact::ContactBody> {
+        self.bodies.iter_mut().map(|b| b as &mut dyn crate::solids::contact::ContactBody).collect()
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        let parts: Vec<PartCheckpoint> = self
+            .bodies
+            .iter()
+            .map(|b| PartCheckpoint { position: b.position, orientation: b.orientation, velocity: b.velocity, angular_momentum: b.angular_momentum, q: b.q.clone(), qdot: b.qdot.clone() })
+            .collect();
+        crate::solids::encode_state(&parts)
+    }
+
+    fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let parts: Vec<PartCheckpoint> = crate::solids::decode_state(bytes)?;
+        if parts.len() != self.bodies.len() || parts.iter().zip(&self.bodies).any(|(p, b)| p.q.len() != b.q.len() || p.qdot.len() != b.qdot.len()) {
+            return Err(format!("body `{}`: the checkpoint's parts or modes differ from the scene's", self.name));
+        }
+        for (b, p) in self.bodies.iter_mut().zip(parts) {
+            (b.position, b.orientation, b.velocity, b.angular_momentum, b.q, b.qdot) = (p.position, p.orientation, p.velocity, p.angular_momentum, p.q, p.qdot);
+        }
+        Ok(())
     }
 }

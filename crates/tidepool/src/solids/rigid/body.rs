@@ -3,6 +3,7 @@
 use crate::geometry::{Shape, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
+use crate::solids::CoupledSolid;
 
 /// How a body moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -329,5 +330,130 @@ mod tests {
         assert!(coarse < 1e-2, "energy error {coarse}");
         let order = (coarse / fine).log2();
         assert!(order > 1.7, "energy error {coarse} then {fine}: order {order}");
+    }
+}
+
+impl CoupledSolid for RigidBody {
+    fn signed_distance(&self, x: &Vec3) -> Real {
+        self.signed_distance_at(&self.pose(), x)
+    }
+
+    fn bounding_sphere(&self) -> (Vec3, Real) {
+        (self.position, self.bounding_radius)
+    }
+
+    fn volume(&self) -> Real {
+        self.volume
+    }
+
+    fn velocity_at(&self, x: &Vec3) -> Vec3 {
+        self.point_velocity(x)
+    }
+
+    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
+        if !self.is_dynamic() {
+            changes.fill(Vec3::zeros());
+            return;
+        }
+        let total: Vec3 = impulses.iter().sum();
+        let torque: Vec3 = points.iter().zip(impulses).map(|(x, j)| (x - self.position).cross(j)).sum();
+        let (dv, dw) = (total / self.mass, self.inverse_inertia() * torque);
+        for (change, x) in changes.iter_mut().zip(points) {
+            *change = dv + dw.cross(&(x - self.position));
+        }
+    }
+
+    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
+        for (x, j) in points.iter().zip(impulses) {
+            self.apply_impulse(j, x);
+        }
+    }
+}
+
+/// A rigid body's dynamic state in a checkpoint.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RigidState {
+    position: Vec3,
+    orientation: Quat,
+    velocity: Vec3,
+    angular_momentum: Vec3,
+}
+
+impl crate::solids::Solid for RigidBody {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn prescribe(&mut self, time: Real, dt: Real) {
+        self.follow_path(time, dt);
+    }
+
+    fn predict_velocities(&mut self, h: Real, gravity: &Vec3, _time: Real) {
+        if self.is_dynamic() {
+            self.velocity += h * gravity;
+        }
+    }
+
+    fn advance_positions(&mut self, dt: Real) {
+        self.advance_pose(dt);
+    }
+
+    fn velocity_state(&self) -> Vec<Real> {
+        self.velocity.iter().chain(self.angular_momentum.iter()).copied().collect()
+    }
+
+    fn set_velocity_state(&mut self, state: &[Real]) {
+        if self.is_dynamic() {
+            self.velocity = Vec3::from_column_slice(&state[..3]);
+            self.angular_momentum = Vec3::from_column_slice(&state[3..6]);
+        }
+    }
+
+    fn max_point_speed(&self) -> Real {
+        self.velocity.norm() + self.angular_velocity().norm() * self.bounding_radius
+    }
+
+    fn check(&self, max_speed: Real) -> Result<(), String> {
+        let state = self.velocity.iter().chain(self.angular_momentum.iter()).chain(self.position.iter());
+        if !state.into_iter().all(|v| v.is_finite()) {
+            return Err(format!("body `{}` has a non-finite position or velocity", self.name));
+        }
+        if self.velocity.norm() > max_speed {
+            return Err(format!("body `{}` reached {:.3} m/s, above simulation.max_speed = {} m/s", self.name, self.velocity.norm(), max_speed));
+        }
+        Ok(())
+    }
+
+    fn surface(&self) -> (TriMesh, Vec<Vec3>) {
+        let surface = self.world_surface();
+        let velocities = surface.vertices.iter().map(|x| self.point_velocity(x)).collect();
+        (surface, velocities)
+    }
+
+    fn parts(&self) -> Vec<(crate::solids::PartState, &dyn CoupledSolid)> {
+        let state = crate::solids::PartState {
+            name: self.name.clone(),
+            position: self.position,
+            orientation: self.orientation,
+            velocity: self.velocity,
+            angular_velocity: self.angular_velocity(),
+            momentum: if self.is_dynamic() { self.mass * self.velocity } else { Vec3::zeros() },
+            modal_energy: None,
+        };
+        vec![(state, self as &dyn CoupledSolid)]
+    }
+
+    fn contact_parts(&mut self) -> Vec<&mut dyn ContactBody> {
+        vec![self as &mut dyn ContactBody]
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        crate::solids::encode_state(&RigidState { position: self.position, orientation: self.orientation, velocity: self.velocity, angular_momentum: self.angular_momentum })
+    }
+
+    fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let s: RigidState = crate::solids::decode_state(bytes)?;
+        (self.position, self.orientation, self.velocity, self.angular_momentum) = (s.position, s.orientation, s.velocity, s.angular_momentum);
+        Ok(())
     }
 }
