@@ -212,32 +212,38 @@ impl Driver {
         Ok(RunOutcome::Completed)
     }
 
-    /// Simulates one frame and measures it.
+    /// Simulates one frame and measures it (see [`advance_frame`]).
     pub fn advance_frame(&mut self, last_frame: u32, progress: &mut dyn FnMut(&Progress)) -> Result<FrameRecord> {
-        let world = &mut self.world;
-        let frame = world.clock.frame + 1;
-        let t_end = frame as Real / world.settings.fps;
-        let start = Instant::now();
-        let mut substeps = 0;
-        let mut totals = FluidTotals::new(&world.fluid);
-        loop {
-            let remaining = t_end - world.clock.time;
-            let dt = match world.fixed_dt() {
-                Some(h) if remaining < 0.5 * h => break,
-                Some(h) => h,
-                None if remaining <= 1e-9 / world.settings.fps => break,
-                None => remaining / (remaining / world.cfl_dt()).ceil().max(1.0),
-            };
-            if dt < MIN_DT {
-                return Err(Error::BlowUp { frame, time: world.clock.time, reason: format!("the CFL condition asks for substeps shorter than {MIN_DT} s") });
-            }
-            let report = pipeline::step(world, dt).map_err(|reason| Error::BlowUp { frame, time: world.clock.time, reason })?;
-            substeps += 1;
-            totals.add(&report.fluid);
-            progress(&Progress { frame, last_frame, substeps, time: world.clock.time, dt });
-        }
-        world.clock.time = t_end;
-        world.clock.frame = frame;
-        Ok(FrameRecord { frame, time: t_end, substeps, wall_seconds: start.elapsed().as_secs_f64(), measures: world.fluid.measures(), totals })
+        advance_frame(&mut self.world, last_frame, progress)
     }
+}
+
+/// Simulates frame `world.clock.frame + 1` of a run ending at `last_frame` (for progress
+/// reports) in substeps, the fluid's fixed step or CFL-limited ones that end on the frame's
+/// time, and measures it. A blow-up is [`Error::BlowUp`] naming the frame.
+pub fn advance_frame(world: &mut World, last_frame: u32, progress: &mut dyn FnMut(&Progress)) -> Result<FrameRecord> {
+    let frame = world.clock.frame + 1;
+    let t_end = frame as Real / world.settings.fps;
+    let start = Instant::now();
+    let mut substeps = 0;
+    let mut totals = FluidTotals::new(&world.fluid);
+    loop {
+        let remaining = t_end - world.clock.time;
+        let dt = match world.fixed_dt() {
+            Some(h) if remaining < 0.5 * h => break,
+            Some(h) => h,
+            None if remaining <= 1e-9 / world.settings.fps => break,
+            None => remaining / (remaining / world.cfl_dt()).ceil().max(1.0),
+        };
+        if dt < MIN_DT {
+            return Err(Error::BlowUp { frame, time: world.clock.time, reason: format!("the CFL condition asks for substeps shorter than {MIN_DT} s") });
+        }
+        let report = pipeline::step(world, dt).map_err(|reason| Error::BlowUp { frame, time: world.clock.time, reason })?;
+        substeps += 1;
+        totals.add(&report.fluid);
+        progress(&Progress { frame, last_frame, substeps, time: world.clock.time, dt });
+    }
+    world.clock.time = t_end;
+    world.clock.frame = frame;
+    Ok(FrameRecord { frame, time: t_end, substeps, wall_seconds: start.elapsed().as_secs_f64(), measures: world.fluid.measures(), totals })
 }

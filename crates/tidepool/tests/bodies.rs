@@ -28,7 +28,7 @@ density = 500.0
     let mut fractions = Vec::new();
     common::each_frame(&loaded, 72, |world, record| {
         if record.frame > 0 {
-            let bottom = world.bodies[0].position.y - bottom_offset;
+            let bottom = world.solids.rigid[0].position.y - bottom_offset;
             fractions.push(fraction(common::surface_height(world, 0.05, 0.05) - bottom));
         }
     });
@@ -98,7 +98,7 @@ fn neutral_bodies_hover() {
     ];
     for (shape, centre) in shapes {
         let (world, _) = body_in_tank(1000.0, shape, 48);
-        let drift = (world.bodies[0].position - centre).norm();
+        let drift = (world.solids.rigid[0].position - centre).norm();
         assert!(drift < 0.02, "{shape}: drifted {drift} m");
     }
 }
@@ -108,7 +108,7 @@ fn neutral_bodies_hover() {
 #[test]
 fn heavy_ball_sinks_to_the_floor_without_leaking() {
     let (world, records) = ball_in_tank(3000.0, 0.3, 48);
-    let b = &world.bodies[0];
+    let b = &world.solids.rigid[0];
     assert!((b.position.y - 0.06).abs() < 0.005, "ball centre at {} m, expected resting at 0.06 m", b.position.y);
     assert!(b.velocity.norm() < 0.05, "ball still moving at {:?}", b.velocity);
     let v0 = records[0].measures.volume;
@@ -125,7 +125,7 @@ fn heavy_ball_sinks_to_the_floor_without_leaking() {
 fn extreme_density_ratios_stay_stable() {
     for density in [10.0, 100_000.0] {
         let (world, _) = ball_in_tank(density, 0.3, 48);
-        let b = &world.bodies[0];
+        let b = &world.solids.rigid[0];
         assert!(b.position.iter().all(|v| v.is_finite()) && b.velocity.norm() < 5.0, "density {density}: {:?} {:?}", b.position, b.velocity);
     }
 }
@@ -151,14 +151,14 @@ velocity = [0.8, 0.3, 0.0]
     let mut world = World::build(&loaded);
     let mut exchanged = 0.0;
     for _ in 0..40 {
-        let before = world.bodies[0].mass * world.bodies[0].velocity;
+        let before = world.solids.rigid[0].mass * world.solids.rigid[0].velocity;
         let dt = world.cfl_dt().min(0.01);
         let report = tidepool::pipeline::step(&mut world, dt).unwrap();
-        let received = world.bodies[0].mass * world.bodies[0].velocity - before;
+        let received = world.solids.rigid[0].mass * world.solids.rigid[0].velocity - before;
         assert!((received + report.impulse_on_liquid).norm() <= 1e-10 * before.norm(), "{received:?} vs {:?}", report.impulse_on_liquid);
         exchanged += received.norm();
     }
-    assert!(exchanged > 0.1 * (world.bodies[0].mass * 0.8), "the ball hardly felt the water");
+    assert!(exchanged > 0.1 * (world.solids.rigid[0].mass * 0.8), "the ball hardly felt the water");
 }
 
 /// Positions advance with the half-step velocity of Newmark's first coupled solve (Lu, Jin,
@@ -181,9 +181,9 @@ density = 2000.0
 "#,
     );
     let mut world = World::build(&loaded);
-    let (start, dt) = (world.bodies[0].position, 0.01);
+    let (start, dt) = (world.solids.rigid[0].position, 0.01);
     tidepool::pipeline::step(&mut world, dt).unwrap();
-    let (moved, v) = (world.bodies[0].position - start, world.bodies[0].velocity);
+    let (moved, v) = (world.solids.rigid[0].position - start, world.solids.rigid[0].velocity);
     assert!(v.y < -0.5 * 9.81 * dt * 0.5, "the ball hardly sank: {v:?}");
     assert!((moved - 0.5 * dt * v).norm() < 0.01 * (0.5 * dt * v).norm(), "moved {moved:?}, expected {:?}", 0.5 * dt * v);
 }
@@ -208,9 +208,9 @@ velocity = [0.3, 0.0, 0.0]
 angular_velocity = [0.0, 0.5, 0.0]
 "#,
     );
-    let start = World::build(&loaded).bodies[0].clone();
+    let start = World::build(&loaded).solids.rigid[0].clone();
     let (world, records) = common::simulate(&loaded, 24);
-    let paddle = &world.bodies[0];
+    let paddle = &world.solids.rigid[0];
     assert!((paddle.position - (start.position + Vec3::new(0.3, 0.0, 0.0))).norm() < 1e-9, "paddle at {:?}", paddle.position);
     assert!((paddle.orientation.angle() - 0.5).abs() < 1e-9, "paddle turned {} rad", paddle.orientation.angle());
     let momentum = records.last().unwrap().measures.momentum;
@@ -236,7 +236,7 @@ shape.open-box = { min = [0.4, 0.225, 0.15], max = [0.8, 0.375, 0.45], wall = 0.
 density = 300.0
 "#,
     );
-    let boat = World::build(&loaded).bodies.remove(0);
+    let boat = World::build(&loaded).solids.rigid[0].clone();
     let expected = boat.mass / (1000.0 * 0.4 * 0.3);
     // Points of the hull in the body's frame: the middle of its bottom, and of its hollow.
     let (bottom, hollow) = (Vec3::new(0.6, 0.225, 0.3) - boat.position, Vec3::new(0.6, 0.33, 0.3) - boat.position);
@@ -245,10 +245,10 @@ density = 300.0
         if record.frame == 0 {
             return;
         }
-        let pose = world.bodies[0].pose();
+        let pose = world.solids.rigid[0].pose();
         drafts.push(common::surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
         let inside = pose.to_world(&hollow);
-        let phi = world.grid.interpolate(&world.liquid.phi, Location::Cell, &inside);
+        let phi = world.level_set().unwrap().grid.interpolate(&world.level_set().unwrap().liquid.phi, Location::Cell, &inside);
         assert!(phi > 0.0, "water in the boat at {inside:?}");
     });
     let tail = &drafts[12..];
@@ -285,7 +285,7 @@ density = 250.0
         ),
     );
     std::fs::remove_file(&path).unwrap();
-    let bowl = World::build(&loaded).bodies.remove(0);
+    let bowl = World::build(&loaded).solids.rigid[0].clone();
     let outer = r + 0.5 * t;
     let cap = |h: Real| PI * h * h * (3.0 * outer - h) / 3.0;
     let (mut lo, mut hi) = (0.0, outer);
@@ -304,10 +304,10 @@ density = 250.0
         if record.frame == 0 {
             return;
         }
-        let pose = world.bodies[0].pose();
+        let pose = world.solids.rigid[0].pose();
         drafts.push(common::surface_height(world, 0.05, 0.05) - pose.to_world(&bottom).y);
         let inside = pose.to_world(&hollow);
-        let phi = world.grid.interpolate(&world.liquid.phi, Location::Cell, &inside);
+        let phi = world.level_set().unwrap().grid.interpolate(&world.level_set().unwrap().liquid.phi, Location::Cell, &inside);
         assert!(phi > 0.0, "water in the bowl at {inside:?}");
     });
     let tail = &drafts[12..];
@@ -352,7 +352,7 @@ shape.box = { min = [0.2, 0.25, 0.1], max = [0.3, 0.35, 0.3] }
 path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
 "#,
     );
-    let start = World::build(&loaded).bodies[0].position;
+    let start = World::build(&loaded).solids.rigid[0].position;
     common::each_frame(&loaded, 24, |world, record| {
         let t = record.time;
         let offset = if t <= 0.25 {
@@ -362,7 +362,7 @@ path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
         } else {
             Vec3::new(0.3 * (t - 0.5) / 0.5, -0.15, 0.0)
         };
-        let at = world.bodies[0].position;
+        let at = world.solids.rigid[0].position;
         assert!((at - (start + offset)).norm() < 1e-9, "t = {t}: at {at:?}, expected {:?}", start + offset);
     });
 }

@@ -3,22 +3,47 @@
 
 mod common;
 
-use tidepool::fluids::flip::FlipWorld;
+use tidepool::driver::{FluidTotals, FrameRecord};
+use tidepool::fluids::flip::{FlipLiquid, FlipTotals};
+use tidepool::fluids::Fluid;
 use tidepool::math::{Real, Vec3};
+use tidepool::scene::AnyScene;
+use tidepool::world::World;
 
 /// A closed box from the origin to `max` with `resolution` cells along x, liquid in the box
 /// `[lo, hi]`, FLIP in `mode`; `extra` goes into `[liquid.flip]`.
-fn flip_box(max: [f64; 3], resolution: u32, lo: [f64; 3], hi: [f64; 3], mode: &str, extra: &str) -> FlipWorld {
+fn flip_box(max: [f64; 3], resolution: u32, lo: [f64; 3], hi: [f64; 3], mode: &str, extra: &str) -> World {
     let loaded = common::load(&format!(
         "[simulation]\nframes = 1\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = {max:?}\nresolution = {resolution}\n\
          [liquid]\nmethod = \"flip\"\n[liquid.flip]\nincompressibility = \"{mode}\"\n{extra}\n\
          [[liquid.region]]\nshape.box = {{ min = {lo:?}, max = {hi:?} }}\n"
     ));
-    FlipWorld::from_scene(&loaded)
+    World::build(&loaded)
 }
 
-fn centre_of_mass(world: &FlipWorld) -> Vec3 {
-    world.positions.iter().sum::<Vec3>() / world.positions.len() as Real
+/// The world's FLIP liquid.
+fn flip(world: &World) -> &FlipLiquid {
+    world.flip().expect("a FLIP world")
+}
+
+/// The world's FLIP liquid, to change.
+fn flip_mut(world: &mut World) -> &mut FlipLiquid {
+    match &mut world.fluid {
+        Fluid::Flip(f) => f,
+        _ => panic!("not a FLIP world"),
+    }
+}
+
+/// Simulates the next frame; its record and the FLIP solves' totals.
+fn frame(world: &mut World) -> (FrameRecord, FlipTotals) {
+    let record = tidepool::driver::advance_frame(world, u32::MAX, &mut |_| {}).unwrap();
+    let FluidTotals::Flip(totals) = record.totals else { panic!("not a FLIP frame") };
+    (record, totals)
+}
+
+fn centre_of_mass(world: &World) -> Vec3 {
+    let f = flip(world);
+    f.positions.iter().sum::<Vec3>() / f.positions.len() as Real
 }
 
 /// A dam break in a closed box: the particle count (so the mass, count times particle mass)
@@ -27,19 +52,19 @@ fn centre_of_mass(world: &FlipWorld) -> Vec3 {
 #[test]
 fn dam_break_conserves_mass_and_respects_the_density_bound() {
     let mut world = flip_box([0.8, 0.4, 0.2], 32, [0.0, 0.0, 0.0], [0.2, 0.3, 0.2], "unilateral", "");
-    let (count, mass) = (world.positions.len(), world.liquid_mass());
+    let (count, mass) = (flip(&world).positions.len(), flip(&world).liquid_mass());
     assert!(count > 5_000, "{count} particles");
     let mut corrected = 0;
     for _ in 0..12 {
-        let frame = world.advance_frame().unwrap();
-        assert_eq!(world.positions.len(), count);
-        assert_eq!(world.liquid_mass(), mass);
+        let (_, frame) = frame(&mut world);
+        assert_eq!(flip(&world).positions.len(), count);
+        assert_eq!(flip(&world).liquid_mass(), mass);
         assert!(frame.converged && frame.correction_converged, "{frame:?}");
         assert!(frame.excess_after_correction <= 1e-3, "density {} above the maximum after correction", frame.excess_after_correction);
         corrected += frame.correction_iterations;
     }
     assert!(corrected > 0, "the density correction never ran: the test does not test it");
-    assert!(world.max_speed() > 1.0, "the dam did not break: {} m/s", world.max_speed());
+    assert!(flip(&world).max_speed() > 1.0, "the dam did not break: {} m/s", flip(&world).max_speed());
 }
 
 /// A pool at rest stays at rest in both modes over a second: no particle speeds up beyond a
@@ -51,14 +76,14 @@ fn dam_break_conserves_mass_and_respects_the_density_bound() {
 fn resting_pool_stays_at_rest() {
     for (mode, extra, settling) in [("unilateral", "", 0.25), ("unilateral", "suction_depth = 2", 0.25), ("bilateral", "", 0.0)] {
         let mut world = flip_box([0.4, 0.4, 0.2], 16, [0.0, 0.0, 0.0], [0.4, 0.2, 0.2], mode, extra);
-        let top = |w: &FlipWorld| w.positions.iter().map(|x| x.y).fold(0.0, Real::max);
+        let top = |w: &World| flip(w).positions.iter().map(|x| x.y).fold(0.0, Real::max);
         let start = top(&world);
         for _ in 0..30 {
-            world.advance_frame().unwrap();
+            frame(&mut world);
         }
-        let dx = world.grid.dx;
+        let dx = flip(&world).grid.dx;
         let sank = start - top(&world);
-        assert!(world.max_speed() < 0.05, "{mode}: a particle moves at {} m/s", world.max_speed());
+        assert!(flip(&world).max_speed() < 0.05, "{mode}: a particle moves at {} m/s", flip(&world).max_speed());
         assert!(sank > -0.01 * dx && sank < (settling + 0.01) * dx, "{mode}: the surface sank by {} cells", sank / dx);
     }
 }
@@ -72,7 +97,7 @@ fn blob_under_a_ceiling_falls_freely_in_unilateral_mode() {
     let start = centre_of_mass(&world);
     let (dt, n) = (0.004, 50);
     for _ in 0..n {
-        world.step(dt).unwrap();
+        tidepool::pipeline::step(&mut world, dt).unwrap();
     }
     let fall = start.y - centre_of_mass(&world).y;
     let free = 9.81 * dt * dt * (n * (n + 1)) as Real / 2.0;
@@ -91,7 +116,8 @@ fn unilateral_and_bilateral_agree_on_a_slow_filled_flow() {
         let make = |mode: &str| {
             let mut world = flip_box([0.4, 0.4, 0.2], resolution, [0.0, 0.0, 0.0], [0.4, 0.4, 0.2], mode, "flip_ratio = 0.0");
             let centre = Vec3::new(0.2, 0.2, 0.1);
-            for (x, v) in world.positions.iter().zip(world.velocities.iter_mut()) {
+            let f = flip_mut(&mut world);
+            for (x, v) in f.positions.iter().zip(f.velocities.iter_mut()) {
                 let r = x - centre;
                 *v = Vec3::new(-r.y, r.x, 0.0) * 0.05;
             }
@@ -100,12 +126,12 @@ fn unilateral_and_bilateral_agree_on_a_slow_filled_flow() {
         let (mut uni, mut bi) = (make("unilateral"), make("bilateral"));
         let mut worst: Real = 0.0;
         for _ in 0..3 {
-            uni.advance_frame().unwrap();
-            bi.advance_frame().unwrap();
-            let faces = |w: &FlipWorld| w.velocity.faces.iter().flat_map(|f| f.as_slice().to_vec()).collect::<Vec<Real>>();
+            frame(&mut uni);
+            frame(&mut bi);
+            let faces = |w: &World| flip(w).velocity.faces.iter().flat_map(|f| f.as_slice().to_vec()).collect::<Vec<Real>>();
             let (u, b) = (faces(&uni), faces(&bi));
             let difference = u.iter().zip(&b).map(|(p, q)| (p - q) * (p - q)).sum::<Real>().sqrt();
-            assert!(bi.max_speed() > 0.005, "the flow stopped");
+            assert!(flip(&bi).max_speed() > 0.005, "the flow stopped");
             worst = worst.max(difference / b.iter().map(|q| q * q).sum::<Real>().sqrt());
         }
         worst
@@ -124,18 +150,19 @@ fn a_kinematic_paddle_pushes_the_liquid_and_no_particle_enters_it() {
          [liquid]\nmethod = \"flip\"\n[[liquid.region]]\nshape.box = { min = [0.0, 0.0, 0.0], max = [0.8, 0.15, 0.3] }\n\
          [[body]]\nkind = \"kinematic\"\nshape.box = { min = [0.1, 0.03, 0.05], max = [0.15, 0.3, 0.25] }\nvelocity = [0.6, 0.0, 0.0]\n",
     );
-    let mut world = FlipWorld::from_scene(&loaded);
-    let count = world.positions.len();
+    let mut world = World::build(&loaded);
+    let count = flip(&world).positions.len();
     for _ in 0..9 {
-        world.advance_frame().unwrap();
-        assert_eq!(world.positions.len(), count);
-        let paddle = &world.bodies[0];
-        let inside = world.positions.iter().filter(|x| paddle.signed_distance_at(&paddle.pose(), x) < -1e-6).count();
-        assert_eq!(inside, 0, "{inside} particles inside the paddle at t = {}", world.time);
+        frame(&mut world);
+        assert_eq!(flip(&world).positions.len(), count);
+        let paddle = &world.solids.rigid[0];
+        let inside = flip(&world).positions.iter().filter(|x| paddle.signed_distance_at(&paddle.pose(), x) < -1e-6).count();
+        assert_eq!(inside, 0, "{inside} particles inside the paddle at t = {}", world.clock.time);
     }
-    let ahead: Vec<&Vec3> = world.positions.iter().zip(&world.velocities).filter(|(x, _)| x.x > world.bodies[0].position.x + 0.05).map(|(_, v)| v).collect();
+    let f = flip(&world);
+    let ahead: Vec<&Vec3> = f.positions.iter().zip(&f.velocities).filter(|(x, _)| x.x > world.solids.rigid[0].position.x + 0.05).map(|(_, v)| v).collect();
     let push = ahead.iter().map(|v| v.x).sum::<Real>() / ahead.len() as Real;
-    assert!((world.bodies[0].position.x - 0.305).abs() < 1e-9, "the paddle is at {}", world.bodies[0].position.x);
+    assert!((world.solids.rigid[0].position.x - 0.305).abs() < 1e-9, "the paddle is at {}", world.solids.rigid[0].position.x);
     // A pool at rest moves at micrometres per second (the resting-pool test); pushed, the
     // liquid ahead of the paddle moves on at centimetres per second.
     assert!(push > 0.02, "the liquid ahead moves at {push} m/s along the push");
@@ -151,7 +178,7 @@ fn a_flip_run_writes_its_outputs() {
          [output]\nformats = [\"ply\", \"obj\", \"vtk\", \"png\"]\ncamera = { width = 64, height = 48 }\n",
     );
     let dir = common::temp_dir("flip-outputs");
-    tidepool::output::flip::run(&loaded, &dir, 2, |_| {}).unwrap();
+    common::run_into(&AnyScene::Liquid(Box::new(loaded)), &dir, 2, false).unwrap();
     let stats = std::fs::read_to_string(dir.join("stats.jsonl")).unwrap();
     let lines: Vec<serde_json::Value> = stats.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 3);

@@ -30,14 +30,14 @@ shape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, {depth}, 2.0] }}
     }
     assert!((records.last().unwrap().time - 1.0).abs() < 1e-12);
     // Pressure in the bottom cells against rho g (depth - y).
-    let grid = world.grid;
+    let grid = world.level_set().unwrap().grid;
     let g = 9.81;
     let rho = 1000.0;
     for i in [0, grid.dims[0] / 2, grid.dims[0] - 1] {
         for k in [0, grid.dims[2] - 1] {
             let y = grid.position(Location::Cell, i, 0, k).y;
             let expected = rho * g * (depth - y);
-            let p = world.liquid.pressure.get(i, 0, k);
+            let p = world.level_set().unwrap().liquid.pressure.get(i, 0, k);
             assert!((p - expected).abs() < 0.01 * expected, "bottom pressure {p} Pa vs {expected} Pa");
         }
     }

@@ -6,20 +6,9 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 use tidepool::driver::RunOutcome;
-use tidepool::output::RunInfo;
-use tidepool::scene::LoadedScene;
+use tidepool::scene::{AnyScene, LoadedScene};
 use tidepool::{session, Error};
 
-fn info() -> RunInfo {
-    RunInfo {
-        version: "test".into(),
-        command_line: vec!["test".into()],
-        threads: rayon::current_num_threads(),
-        start_time: tidepool::output::utc_now_rfc3339(),
-        scene: None,
-        resumed_after_frame: None,
-    }
-}
 
 fn small_scene(frames: u32, extra: &str) -> LoadedScene {
     common::load(&format!(
@@ -49,7 +38,7 @@ camera = {{ width = 320, height = 180 }}
 }
 
 fn run(loaded: &LoadedScene, dir: &Path, resume: bool) -> Result<RunOutcome, Error> {
-    let (mut driver, _) = session::start(loaded, dir, resume, info())?;
+    let (mut driver, _) = session::start(&AnyScene::Liquid(Box::new(loaded.clone())), dir, resume, common::info())?;
     driver.run(loaded.scene.simulation.frames, &common::never(), &mut |_| {})
 }
 

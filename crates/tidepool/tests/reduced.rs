@@ -46,7 +46,7 @@ deformable = { young = 2e5, modes = 6, damping = 0.005, spacing = 0.02 }
     let mut energy: Real = 0.0;
     common::each_frame(&loaded, 72, |world, record| {
         if record.frame > 0 {
-            let body = &world.reduced[0].bodies[0];
+            let body = &world.solids.reduced[0].bodies[0];
             fractions.push(mesh_share_below(body, common::surface_height(world, 0.05, 0.05)));
             energy = energy.max(body.modal_energy());
         }
@@ -79,7 +79,7 @@ deformable = { young = 1e5, modes = 0, spacing = 0.025 }
     );
     let mut reduced = World::build(&loaded);
     let mut rigid = World::build(&loaded);
-    let body = rigid.reduced.remove(0).bodies.remove(0);
+    let body = rigid.solids.reduced[0].bodies[0].clone();
     let model = &body.model;
     let mut twin = RigidBody::new("ball", BodyKind::Dynamic, &model.surface.translated(&body.position), 600.0, Material { restitution: 0.0, friction: 0.5 }, 0.0125);
     twin.shape = model.surface.clone();
@@ -87,12 +87,13 @@ deformable = { young = 1e5, modes = 0, spacing = 0.025 }
     twin.mass = model.mass;
     twin.volume = model.mesh.volume();
     twin.inertia = model.mesh.vertices.iter().zip(&model.masses).map(|(r, m)| *m * (r.norm_squared() * Matrix3::identity() - r * r.transpose())).sum();
-    rigid.bodies.push(twin);
+    rigid.solids = tidepool::solids::Solids::new(rigid.solids.statics.clone());
+    rigid.solids.rigid.insert(twin);
     let dt = 1.0 / 120.0;
     for step in 0..36 {
         tidepool::pipeline::step(&mut reduced, dt).unwrap();
         tidepool::pipeline::step(&mut rigid, dt).unwrap();
-        let (a, b) = (&reduced.reduced[0].bodies[0], &rigid.bodies[0]);
+        let (a, b) = (&reduced.solids.reduced[0].bodies[0], &rigid.solids.rigid[0]);
         let apart = [
             (a.position - b.position).norm(),
             (a.velocity - b.velocity).norm(),
@@ -101,7 +102,7 @@ deformable = { young = 1e5, modes = 0, spacing = 0.025 }
         ];
         assert!(apart.iter().all(|d| *d < 1e-9), "step {step}: apart by {apart:?}");
     }
-    assert!(reduced.reduced[0].bodies[0].velocity.norm() > 0.01, "the ball never moved");
+    assert!(reduced.solids.reduced[0].bodies[0].velocity.norm() > 0.01, "the ball never moved");
 }
 
 /// Copies of one shape placed and turned differently (`rotate`) share one model, so one modal
@@ -143,9 +144,9 @@ deformable = { young = 1e5, modes = 4, spacing = 0.02 }
 "#,
     );
     let world = World::build(&loaded);
-    let (flat, upright) = (&world.reduced[0].bodies[0], &world.reduced[1].bodies[0]);
+    let (flat, upright) = (&world.solids.reduced[0].bodies[0], &world.solids.reduced[1].bodies[0]);
     assert!(std::sync::Arc::ptr_eq(&flat.model, &upright.model), "the tori hold different models");
-    assert!(std::sync::Arc::ptr_eq(&world.reduced[2].bodies[0].model, &world.reduced[3].bodies[0].model), "the starfish hold different models");
+    assert!(std::sync::Arc::ptr_eq(&world.solids.reduced[2].bodies[0].model, &world.solids.reduced[3].bodies[0].model), "the starfish hold different models");
     let turn = nalgebra::Rotation3::from_axis_angle(&nalgebra::Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
     for (a, b) in flat.positions().iter().zip(upright.positions()) {
         let expected = upright.position + turn * (a - flat.position);
@@ -174,9 +175,9 @@ actuation = { profile = "sine", frequency = 1.0, force = 6.0 }
 "#,
     );
     let (mut separation, mut energy, mut swing): (Real, Real, Real) = (0.0, 0.0, 0.0);
-    let start = World::build(&loaded).reduced[0].bodies.iter().map(|b| b.orientation).collect::<Vec<_>>();
+    let start = World::build(&loaded).solids.reduced[0].bodies.iter().map(|b| b.orientation).collect::<Vec<_>>();
     common::each_frame(&loaded, 120, |world, _| {
-        let jelly = &world.reduced[0];
+        let jelly = &world.solids.reduced[0];
         separation = separation.max(jelly.joint_separation());
         energy = energy.max(jelly.bodies[0].modal_energy());
         let turned = jelly.bodies[1..].iter().zip(&start[1..]).map(|(b, q)| b.orientation.angle_to(q));
@@ -214,7 +215,7 @@ fn deformable_body_from_a_tetgen_file() {
     };
     let loaded = common::load(&scene("block.node"));
     let world = World::build(&loaded);
-    let body = &world.reduced[0].bodies[0];
+    let body = &world.solids.reduced[0].bodies[0];
     assert_eq!(body.model.mesh.tets.len(), block.tets.len());
     assert!((body.model.mass - 500.0 * 0.2 * 0.1 * 0.1).abs() < 1e-9, "mass {}", body.model.mass);
     assert!((body.position - Vec3::new(0.3, 0.25, 0.3)).norm() < 1e-9, "centre of mass at {:?}", body.position);

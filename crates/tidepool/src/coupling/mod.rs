@@ -595,7 +595,7 @@ mod tests {
     use super::*;
     use crate::geometry::Shape;
     use crate::scene::Boundary;
-    use crate::solids::rigid::{BodyKind, Material};
+    use crate::solids::rigid::{BodyKind, Material, RigidBody};
     use nalgebra::DMatrix;
 
     const G: Real = 9.81;

@@ -445,7 +445,7 @@ mod tests {
         assert!((p1 - p0).norm() < 1e-10, "linear momentum moved by {:e}", (p1 - p0).norm());
         assert!((l1 - l0).norm() < 1e-10 * l0.norm().max(1.0), "angular momentum moved by {:e}", (l1 - l0).norm());
         assert!(balls[0].velocity.x < 0.0 && balls[1].velocity.x > 0.0, "they did not bounce: {:?} {:?}", balls[0].velocity, balls[1].velocity);
-        let inside = balls[0].positions().iter().map(|x| crate::coupling::CoupledSolid::signed_distance(&balls[1], x)).fold(Real::INFINITY, Real::min);
+        let inside = balls[0].positions().iter().map(|x| crate::solids::CoupledSolid::signed_distance(&balls[1], x)).fold(Real::INFINITY, Real::min);
         assert!(inside > -1e-3, "a particle is {} m inside the other ball", -inside);
     }
 }

@@ -109,7 +109,8 @@ impl<T> PartialEq for Handle<T> {
 }
 
 /// The solids of one kind, in the order they were inserted. Solids are never removed, so a
-/// handle stays valid for the life of the world; the set also reads as a slice.
+/// handle stays valid for the life of the world; the set also reads as a slice, indexed in
+/// insertion order (the order of the scene's bodies).
 #[derive(Clone, Debug)]
 pub struct SolidSet<T> {
     items: Vec<T>,
@@ -150,6 +151,19 @@ impl<T> std::ops::Deref for SolidSet<T> {
 impl<T> std::ops::DerefMut for SolidSet<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         &mut self.items
+    }
+}
+
+impl<T> std::ops::Index<usize> for SolidSet<T> {
+    type Output = T;
+    fn index(&self, index: usize) -> &T {
+        &self.items[index]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for SolidSet<T> {
+    fn index_mut(&mut self, index: usize) -> &mut T {
+        &mut self.items[index]
     }
 }
 

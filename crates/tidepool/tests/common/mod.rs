@@ -7,7 +7,7 @@ use tidepool::driver::{Driver, FrameRecord};
 use tidepool::grid::Location;
 use tidepool::math::Real;
 use tidepool::math::Vec3;
-use tidepool::scene::{self, LoadedScene};
+use tidepool::scene::{self, AnyScene, LoadedScene};
 use tidepool::world::World;
 
 /// Parses scene text (mesh paths relative to the repository's `scenes/`).
@@ -50,6 +50,26 @@ pub fn each_frame(loaded: &LoadedScene, frames: u32, mut visit: impl FnMut(&Worl
     driver.world
 }
 
+/// How a run started by the tests records itself in `run.json`.
+pub fn info() -> tidepool::output::RunInfo {
+    tidepool::output::RunInfo {
+        version: "test".into(),
+        command_line: vec!["test".into()],
+        threads: rayon::current_num_threads(),
+        start_time: tidepool::output::utc_now_rfc3339(),
+        scene: None,
+        resumed_after_frame: None,
+    }
+}
+
+/// Runs `scene` into `dir` (resuming from its checkpoint with `resume`) up to frame `frames`
+/// with all its outputs; returns the final world.
+pub fn run_into(scene: &AnyScene, dir: &Path, frames: u32, resume: bool) -> Result<World, tidepool::Error> {
+    let (mut driver, _) = tidepool::session::start(scene, dir, resume, info())?;
+    driver.run(frames, &never(), &mut |_| {})?;
+    Ok(driver.world)
+}
+
 /// A fresh, empty temporary directory for one test.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tidepool-test-{}-{name}", std::process::id()));
@@ -66,9 +86,9 @@ pub fn never() -> AtomicBool {
 /// Height of the free surface at horizontal position (x, z): the zero of the level set in that
 /// column, linearly interpolated.
 pub fn surface_height(world: &World, x: Real, z: Real) -> Real {
-    let grid = &world.grid;
+    let grid = &world.level_set().unwrap().grid;
     let [i, _, k] = grid.cell_of(&Vec3::new(x, 0.0, z));
-    let phi = &world.liquid.phi;
+    let phi = &world.level_set().unwrap().liquid.phi;
     for j in 0..grid.dims[1] - 1 {
         let (a, b) = (phi.get(i, j, k), phi.get(i, j + 1, k));
         if a < 0.0 && b >= 0.0 {
