@@ -86,33 +86,76 @@ fn instability_exits_with_3() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unstable in frame"));
 }
 
-#[test]
-fn ctrl_c_finishes_the_frame_and_resume_completes_the_run() {
-    let dir = temp("interrupt");
-    let scene = write_scene(&dir, 400, "");
+/// Sends SIGINT to a run of `scene` once it has written three frames: it finishes the frame
+/// in progress, writes it and exits with 130; every written frame is complete (its stats line
+/// and its `stem` mesh); `--resume` then completes the run.
+fn interrupt_and_resume(dir: &Path, scene: &Path, stem: &str) {
     let out_dir = dir.join("o");
     let mut child = Command::new(env!("CARGO_BIN_EXE_tidepool")).args(["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--quiet"]).spawn().unwrap();
     let start = Instant::now();
     while stats_lines(&out_dir) < 3 {
-        assert!(start.elapsed() < Duration::from_secs(60), "no frames written");
+        assert!(start.elapsed() < Duration::from_secs(60), "{}: no frames written", scene.display());
         std::thread::sleep(Duration::from_millis(20));
     }
     let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(kill.success());
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(130), "{}", scene.display());
     let written = stats_lines(&out_dir);
-    assert!((3..401).contains(&written), "{written} frames");
-    // Every written frame is complete: its stats line parses and its surface exists.
+    assert!((3..401).contains(&written), "{}: {written} frames", scene.display());
+    // Every written frame is complete: its stats line parses and its mesh exists.
     let last = written - 1;
     let stats = std::fs::read_to_string(out_dir.join("stats.jsonl")).unwrap();
     let line: serde_json::Value = serde_json::from_str(stats.lines().last().unwrap()).unwrap();
     assert_eq!(line["frame"], last as u64);
-    assert!(out_dir.join(format!("surface_{last:04}.ply")).exists());
+    assert!(out_dir.join(format!("{stem}_{last:04}.ply")).exists(), "{}: no {stem} for frame {last}", scene.display());
     // Resume the remaining frames (fewer, to keep the test short).
     let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--quiet", "--resume", "--frames", &(last + 2).to_string()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stats_lines(&out_dir), last + 3);
+}
+
+#[test]
+fn ctrl_c_finishes_the_frame_and_resume_completes_the_run() {
+    let dir = temp("interrupt");
+    interrupt_and_resume(&dir, &write_scene(&dir, 400, ""), "surface");
+}
+
+#[test]
+fn ctrl_c_and_resume_work_for_flip_with_a_body() {
+    let dir = temp("interrupt-flip");
+    let extra = "[liquid]\nmethod = \"flip\"\nflip.incompressibility = \"bilateral\"\n[[body]]\nshape.box = { min = [0.5, 0.2, 0.1], max = [0.7, 0.3, 0.3] }\ndensity = 400.0\n";
+    interrupt_and_resume(&dir, &write_scene(&dir, 400, extra), "particles");
+}
+
+#[test]
+fn ctrl_c_and_resume_work_for_surface_flow() {
+    let dir = temp("interrupt-surface");
+    let scene = dir.join("surface.toml");
+    std::fs::write(&scene, "[simulation]\nframes = 400\nsteps_per_frame = 20\n\n[surface]\nnodes = [192, 192]\nstiffness = 1.0\n\n[water]\ninitial.uniform = { particles = 3 }\n").unwrap();
+    interrupt_and_resume(&dir, &scene, "water");
+}
+
+/// A checkpoint with a flipped byte is refused: exit 1, a message naming the file, and the
+/// file left for the user to inspect.
+#[test]
+fn a_corrupted_checkpoint_is_refused_with_exit_1() {
+    let dir = temp("corrupt");
+    let scene = write_scene(&dir, 2, "");
+    let out_dir = dir.join("o");
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let checkpoint = out_dir.join("checkpoint").join("checkpoint_0002.bin");
+    let mut bytes = std::fs::read(&checkpoint).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    std::fs::write(&checkpoint, &bytes).unwrap();
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--quiet", "--resume", "--frames", "4"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert!(message.contains("checkpoint_0002.bin") && message.contains("corrupt"), "{message}");
+    assert_eq!(std::fs::read(&checkpoint).unwrap(), bytes);
+    assert_eq!(stats_lines(&out_dir), 3, "nothing was written past the refused checkpoint");
 }
 
 /// A FLIP scene: `check` reports particles and memory; `run` writes particle caches, and a
@@ -133,6 +176,9 @@ fn flip_scenes_run_and_report_unconverged_solves() {
     let stats = std::fs::read_to_string(out_dir.join("stats.jsonl")).unwrap();
     assert!(stats.lines().last().unwrap().contains("\"lcp_converged\":false"), "{stats}");
     assert!(out_dir.join("particles_0002.ply").exists() && out_dir.join("surface_0002.ply").exists());
+    // FLIP runs write checkpoints too: resuming a finished run has nothing left to do.
     let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--resume"]);
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("resuming after frame 2"));
+    assert_eq!(stats_lines(&out_dir), 3);
 }

@@ -23,7 +23,7 @@
 //! velocity solve; the surface flow steps its automaton.
 
 use crate::fluids::eulerian::projection::ProjectionReport;
-use crate::fluids::flip::{FlipTimings, SolveReport};
+use crate::fluids::flip::{FlipLiquid, FlipTimings, SolveReport};
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::math::{Real, Vec3};
 use crate::solids::contact;
@@ -109,7 +109,10 @@ pub fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, 
     for solid in solids.iter_mut() {
         solid.predict_velocities(0.5 * dt, gravity, time);
     }
-    solve(&mut solids.coupled_mut());
+    // Only a solid that impulses move has a velocity to find.
+    if solids.iter().any(|s| s.is_dynamic()) {
+        solve(&mut solids.coupled_mut());
+    }
     contact_all(solids, dt);
     for solid in solids.iter_mut() {
         solid.advance_positions(dt);
@@ -143,10 +146,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     let World { settings, fluid, solids, clock } = world;
     let report = match fluid {
         Fluid::LevelSet(f) => level_set_step(f, solids, settings, clock, dt)?,
-        Fluid::Flip(f) => {
-            f.step(dt, clock, settings, solids)?;
-            StepReport { dt, impulse_on_liquid: Vec3::zeros(), fluid: FluidStep::Flip { solve: f.last, timings: f.timings } }
-        }
+        Fluid::Flip(f) => flip_step(f, solids, settings, clock, dt)?,
         Fluid::Surface(f) => {
             f.step();
             f.check()?;
@@ -159,6 +159,28 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
         solid.check(settings.max_speed)?;
     }
     Ok(report)
+}
+
+/// FLIP's substep: its phases with the solids' around the velocity solve, as for the
+/// level-set liquid (the bodies move to the end of the step between rasterization and the
+/// solve, so obstacle fractions and particle collisions see where they are then).
+fn flip_step(f: &mut FlipLiquid, solids: &mut Solids, settings: &Settings, clock: &Clock, dt: Real) -> Result<StepReport, String> {
+    let gravity = settings.gravity;
+    let mut sub = f.rasterize(clock.time, &solids.coupled());
+    if !solids.is_empty() {
+        let (liquid, sub) = (&*f, &sub);
+        advance_solid_positions(solids, clock.time, &gravity, dt, |coupled| liquid.solve_for_bodies(sub, &gravity, 0.5 * dt, coupled));
+    }
+    f.prepare(&mut sub, dt, settings, &solids.coupled());
+    for solid in solids.iter_mut() {
+        solid.predict_velocities(dt, &gravity, clock.time);
+    }
+    let impulse_on_liquid = f.project(&mut sub, dt, &mut solids.coupled_mut());
+    if contact_all(solids, dt) {
+        f.project_held(&mut sub, dt, &solids.coupled());
+    }
+    f.finish(sub, dt, settings, &solids.coupled())?;
+    Ok(StepReport { dt, impulse_on_liquid, fluid: FluidStep::Flip { solve: f.last, timings: f.timings } })
 }
 
 /// The level-set liquid's substep (the phases in the module documentation).

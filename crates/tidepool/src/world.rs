@@ -215,11 +215,13 @@ impl World {
         }
     }
 
-    /// Volume of `solid` below the liquid's surface (m^3); zero without a grid liquid.
-    pub fn submerged_volume_of(&self, solid: &dyn CoupledSolid) -> Real {
-        match (self.fluid.grid(), self.fluid.cell_phi()) {
-            (Some(grid), Some(phi)) => crate::fluids::submerged_volume(grid, &phi, solid),
-            _ => 0.0,
+    /// The volume of each solid part below the liquid's surface (m^3), in the order of the
+    /// parts of [`Solids::iter`]; zeros without a grid liquid.
+    pub fn submerged_volumes(&self) -> Vec<Real> {
+        let parts: Vec<&dyn CoupledSolid> = self.solids.iter().flat_map(|s| s.parts().into_iter().map(|(_, part)| part)).collect();
+        match (self.fluid.grid(), self.fluid.cell_phi(&self.solids.coupled())) {
+            (Some(grid), Some(phi)) => parts.iter().map(|part| crate::fluids::submerged_volume(grid, &phi, *part)).collect(),
+            _ => vec![0.0; parts.len()],
         }
     }
 

@@ -530,24 +530,28 @@ fn assemble<'a, 's>(
     Assembled { unknown, dual, system, rhs }
 }
 
-/// Projects `velocity` together with `solids`: afterwards the liquid is divergence free (up
-/// to the uniform `divergence`, see [`crate::fluids::eulerian::VolumeControl`]), its velocity on
-/// every coupled face equals the solid's, and the solids have received the impulses the
-/// liquid's pressure puts on them. `pressure` (Pa) is the initial guess on entry and the new
-/// pressure on exit. Returns which faces received a pressure update and a report.
-#[allow(clippy::too_many_arguments)]
-pub fn project(
-    grid: &Grid,
-    phi: &Array3<Real>,
-    static_solids: &StaticSolids,
-    velocity: &mut MacVelocity,
-    pressure: &mut Array3<Real>,
-    density: Real,
-    dt: Real,
-    divergence: Real,
-    params: PcgParams,
-    solids: &mut [&mut dyn CoupledSolid],
-) -> ([Array3<bool>; 3], CouplingReport) {
+/// How the coupled solve sees a grid liquid: where it is and what it is.
+#[derive(Clone, Copy)]
+pub struct FluidView<'a> {
+    /// The MAC grid.
+    pub grid: &'a Grid,
+    /// The liquid's level set at cell centres (negative inside), extended into solids.
+    pub phi: &'a Array3<Real>,
+    /// Domain walls and static obstacles.
+    pub statics: &'a StaticSolids,
+    /// The liquid's density (kg/m^3).
+    pub density: Real,
+    /// Tolerance and iteration cap of the solve.
+    pub params: PcgParams,
+}
+
+/// Projects `velocity` together with `solids` over `dt`: afterwards the liquid is divergence
+/// free (up to the uniform `divergence`, see [`crate::fluids::eulerian::VolumeControl`]), its
+/// velocity on every coupled face equals the solid's, and the solids have received the
+/// impulses the liquid's pressure puts on them. `pressure` (Pa) is the initial guess on entry
+/// and the new pressure on exit. Returns which faces received a pressure update and a report.
+pub fn project(fluid: FluidView, velocity: &mut MacVelocity, pressure: &mut Array3<Real>, dt: Real, divergence: Real, solids: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
+    let FluidView { grid, phi, statics: static_solids, density, params } = fluid;
     let to_scaled = dt / (density * grid.dx);
     let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
     let mut solution: Vec<Real> = pressure.as_slice().iter().zip(unknown.as_slice()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
@@ -697,7 +701,8 @@ mod tests {
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
         let momentum_before = t.body.mass * t.body.velocity;
         let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-        let (valid, report) = project(&t.grid, &t.phi, &t.statics, &mut t.velocity, &mut pressure, 1000.0, DT, 0.0, params, &mut solids);
+        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params };
+        let (valid, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids);
         assert!(report.projection.converged);
         let received = t.body.mass * t.body.velocity - momentum_before;
         assert!((received + report.impulse_on_liquid).norm() <= 1e-12 * received.norm().max(1e-12));
@@ -757,7 +762,8 @@ mod tests {
         t.phi = t.phi.par_map(|_, _, _, _| -1.0);
         let mut pressure = t.grid.zeros(Location::Cell);
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
-        let (_, report) = project(&t.grid, &t.phi, &t.statics, &mut t.velocity, &mut pressure, 1000.0, DT, 0.01, params, &mut []);
+        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params };
+        let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.01, &mut []);
         assert!(report.projection.converged, "{report:?}");
     }
 

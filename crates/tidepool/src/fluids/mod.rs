@@ -67,12 +67,13 @@ impl Fluid {
         }
     }
 
-    /// A level set of a grid fluid's liquid at cell centres (negative inside): the particle
-    /// level set, or for FLIP `-dx/2` in cells holding liquid mass and `dx/2` elsewhere.
-    pub fn cell_phi(&self) -> Option<Cow<'_, Array3<Real>>> {
+    /// A level set of a grid fluid's liquid at cell centres (negative inside, extended into
+    /// solids): the particle level set, or FLIP's from its cells' fill
+    /// ([`FlipLiquid::liquid_phi`] around `bodies`).
+    pub fn cell_phi(&self, bodies: &[&dyn crate::solids::CoupledSolid]) -> Option<Cow<'_, Array3<Real>>> {
         match self {
             Fluid::LevelSet(f) => Some(Cow::Borrowed(&f.liquid.phi)),
-            Fluid::Flip(f) => Some(Cow::Owned(f.occupancy_phi())),
+            Fluid::Flip(f) => Some(Cow::Owned(f.liquid_phi(&f.density, bodies))),
             Fluid::Surface(_) => None,
         }
     }

@@ -154,7 +154,8 @@ impl StatsLine {
             .solids
             .iter()
             .flat_map(|s| s.parts())
-            .map(|(p, solid)| {
+            .zip(world.submerged_volumes())
+            .map(|((p, _), submerged_volume)| {
                 let q = p.orientation.quaternion();
                 BodyLine {
                     name: p.name,
@@ -162,7 +163,7 @@ impl StatsLine {
                     orientation: [q.w, q.i, q.j, q.k],
                     linear_velocity: p.velocity.into(),
                     angular_velocity: p.angular_velocity.into(),
-                    submerged_volume: world.submerged_volume_of(solid),
+                    submerged_volume,
                     modal_energy: p.modal_energy,
                 }
             })

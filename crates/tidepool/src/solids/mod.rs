@@ -51,6 +51,11 @@ pub struct PartState {
 pub trait Solid: CoupledSolid {
     /// The solid's name in the scene.
     fn name(&self) -> &str;
+    /// Whether forces and impulses move the solid (static and kinematic bodies' motion is
+    /// prescribed).
+    fn is_dynamic(&self) -> bool {
+        true
+    }
     /// Takes the velocity its scene prescribes over the step `[time, time + dt]` (kinematic
     /// bodies following a path); a no-op for solids whose motion is simulated.
     fn prescribe(&mut self, _time: Real, _dt: Real) {}

@@ -7,7 +7,7 @@
 pub mod particles;
 pub mod projection;
 
-use crate::coupling::{self, CouplingReport};
+use crate::coupling::{self, CouplingReport, FluidView};
 use crate::solids::{CoupledSolid, Held};
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
@@ -263,6 +263,11 @@ impl LevelSetLiquid {
         self.solve(grid, solids, dt, self.volume.divergence, &mut held).0
     }
 
+    /// The liquid as the coupled solve sees it.
+    fn view<'a>(&'a self, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
+        FluidView { grid, phi: &self.phi, statics: solids, density: self.params.density, params: self.params.pressure }
+    }
+
     /// The coupled solve of the bodies' position update: the liquid's velocity plus `dt`
     /// of `gravity` (no advection) projected together with `bodies`, which keep their new
     /// velocities; the liquid's state is left as it was.
@@ -272,11 +277,12 @@ impl LevelSetLiquid {
             faces.as_mut_slice().par_iter_mut().for_each(|u| *u += gravity[a] * dt);
         }
         let mut pressure = self.pressure.clone();
-        coupling::project(grid, &self.phi, solids, &mut velocity, &mut pressure, self.params.density, dt, self.volume.divergence, self.params.pressure, bodies);
+        coupling::project(self.view(grid, solids), &mut velocity, &mut pressure, dt, self.volume.divergence, bodies);
     }
 
     fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
-        let (valid, report) = coupling::project(grid, &self.phi, solids, &mut self.velocity, &mut self.pressure, self.params.density, dt, divergence, self.params.pressure, bodies);
+        let view = FluidView { grid, phi: &self.phi, statics: solids, density: self.params.density, params: self.params.pressure };
+        let (valid, report) = coupling::project(view, &mut self.velocity, &mut self.pressure, dt, divergence, bodies);
         self.last_projection = report.projection;
         (valid, report)
     }

@@ -5,15 +5,18 @@
 //! projection), and the particles take the grid's change (PIC/FLIP) and move through it.
 //! Mass is conserved exactly: it is the particle count times the particle mass.
 //!
-//! One substep ([`FlipLiquid::step`]), sec. 3.2:
-//! 1. kinematic obstacles take their velocities; sources emit; explosions fire;
-//! 2. particles sorted by cell; the blurred obstacle fractions (eq. 3.13) where obstacles move;
-//! 3. rasterization of mass to cells and of mass and momentum to faces (eq. 3.10–3.12);
+//! One substep, sec. 3.2, in the phases [`crate::pipeline`] calls with the bodies' phases
+//! between them ([`FlipLiquid::rasterize`], `prepare`, `project`, `finish`):
+//! 1. sources emit; explosions fire;
+//! 2. particles sorted by cell, rasterization of mass to cells and of mass and momentum to
+//!    faces (eq. 3.10–3.12); (the bodies move to the end of the step);
+//! 3. the blurred obstacle fractions (eq. 3.13) where bodies are now;
 //! 4. density correction (unilateral): an LCP on positions that brings every cell's density
 //!    under its maximum; its face displacements move the particles before advection (eq. 3.9);
 //! 5. gravity on the faces that have mass;
 //! 6. the unilateral LCP (eq. 3.3–3.7) by MPRGP with MIC(0), and the velocity update (eq. 3.8);
-//!    or, bilateral, the Poisson equation on the cells holding particles by PCG with MIC(0);
+//!    or, bilateral, the monolithic solve with the bodies ([`crate::coupling`]): the Poisson
+//!    equation on the cells at least half full, sharp obstacles, and the bodies' impulses;
 //! 7. velocity extrapolation by sweeps over the faces that received mass (sec. 3.2.2);
 //! 8. particle velocities by PIC/FLIP (sec. 3.2.3);
 //! 9. advection, trapezoidal or Euler, kept outside obstacles and inside the domain (3.2.4).
@@ -22,18 +25,19 @@ pub mod raster;
 pub mod solve;
 pub mod surface;
 
+use crate::coupling::{self, CouplingReport, FluidView};
 use crate::fluids::eulerian::LiquidSource;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{vec3, Real, SplitMix64, Vec3};
 use crate::scene::{Boundary, LoadedScene, Operation};
-use crate::solids::{CoupledSolid, Solids, StaticSolids};
-use crate::world::{Clock, Settings};
+use crate::solids::{CoupledSolid, Held, StaticSolids};
+use crate::world::Settings;
 use raster::{Bins, Indicator};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use solve::System;
 use std::time::Instant;
-use tidepool_linalg::{largest_eigenvalue, mprgp, pcg, FreeSetMic0, Mic0, MprgpParams, PcgParams};
+use tidepool_linalg::{largest_eigenvalue, mprgp, FreeSetMic0, MprgpParams, PcgParams};
 
 /// How the liquid resists compression.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,6 +196,24 @@ impl FlipTotals {
     }
 }
 
+/// The grid quantities of one substep, between its phases ([`FlipLiquid::rasterize`] to
+/// [`FlipLiquid::finish`]).
+pub struct FlipSubstep {
+    /// Rasterized cell density (kg/m^3), after the density correction.
+    density: Array3<Real>,
+    /// Rasterized face densities (kg/m^3).
+    face_density: [Array3<Real>; 3],
+    /// The face velocities being updated, and those before gravity and the solve (for FLIP).
+    u: [Array3<Real>; 3],
+    old: [Array3<Real>; 3],
+    /// Faces that received mass.
+    marked: [Array3<bool>; 3],
+    /// The density correction's displacements of the particles.
+    offsets: Option<MacVelocity>,
+    /// Seconds per phase.
+    timings: FlipTimings,
+}
+
 /// The FLIP liquid: the grid, the particles and the static obstacles. Bodies (moving
 /// obstacles) are the world's solids, passed to each phase.
 #[derive(Clone, Debug)]
@@ -215,8 +237,6 @@ pub struct FlipLiquid {
     pub max_density: Array3<Real>,
     /// Face volume fractions `v_f`: the blurred share of a face's neighbourhood open to liquid.
     pub face_fraction: [Array3<Real>; 3],
-    /// The bilateral mode's sharp obstacles: the share of each face's area outside solids.
-    pub open_area: [Array3<Real>; 3],
     /// Domain sides and static obstacles.
     pub statics: StaticSolids,
     /// Emitters, and the cells whose centres each covers (found once).
@@ -354,7 +374,6 @@ impl FlipLiquid {
             density: grid.zeros(Location::Cell),
             max_density: grid.zeros(Location::Cell),
             face_fraction: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))),
-            open_area: [0, 1, 2].map(|a| grid.zeros(Location::Face(a))),
             statics: solids,
             sources,
             source_cells,
@@ -383,6 +402,8 @@ impl FlipLiquid {
             .collect();
         world.velocities = vec![Vec3::zeros(); placed.len()];
         world.positions = placed;
+        let bins = Bins::sort(&grid, &mut world.positions, &mut [&mut world.velocities]);
+        world.density = world.cell_density(&bins);
         world
     }
 
@@ -435,24 +456,9 @@ impl FlipLiquid {
         crate::fluids::eulerian::LiquidSurface { mesh, velocities }
     }
 
-    /// `-dx/2` in cells holding a particle, `dx/2` elsewhere: the liquid as the coupled solve
-    /// and the submerged volume see it (a free surface half a cell from the centres, at the
-    /// faces between full and empty cells).
-    pub fn occupancy_phi(&self) -> Array3<Real> {
-        let grid = self.grid;
-        let [nx, ny, _] = grid.dims;
-        let mut phi = grid.zeros(Location::Cell);
-        phi.as_mut_slice().iter_mut().for_each(|v| *v = 0.5 * grid.dx);
-        for x in &self.positions {
-            let [i, j, k] = grid.cell_of(x);
-            phi.as_mut_slice()[i + nx * (j + ny * k)] = -0.5 * grid.dx;
-        }
-        phi
-    }
-
     /// Heap bytes held by the state.
     pub fn heap_bytes(&self) -> usize {
-        let fields = [&self.pressure, &self.density, &self.max_density].into_iter().chain(&self.velocity.faces).chain(&self.face_fraction).chain(&self.open_area);
+        let fields = [&self.pressure, &self.density, &self.max_density].into_iter().chain(&self.velocity.faces).chain(&self.face_fraction);
         fields.map(Array3::heap_bytes).sum::<usize>() + self.statics.heap_bytes() + (self.positions.capacity() + self.velocities.capacity()) * std::mem::size_of::<Vec3>()
     }
 
@@ -519,20 +525,6 @@ impl FlipLiquid {
         self.max_density = indicator.blurred(&grid, Location::Cell);
         self.max_density.as_mut_slice().iter_mut().for_each(|v| *v *= density);
         self.face_fraction = [0, 1, 2].map(|a| indicator.blurred(&grid, Location::Face(a)));
-        if self.params.incompressibility == Incompressibility::Bilateral {
-            self.open_area = [0, 1, 2].map(|a| {
-                let mut open = self.statics.face_open[a].clone();
-                if !bodies.is_empty() {
-                    open.par_update(|i, j, k, v| {
-                        let x = grid.position(Location::Face(a), i, j, k);
-                        if bodies.iter().any(|b| b.signed_distance(&x) < 0.0) {
-                            *v = 0.0;
-                        }
-                    });
-                }
-                open
-            });
-        }
     }
 
     /// Emits liquid from the active sources: cells whose centre is inside a source are topped
@@ -592,35 +584,19 @@ impl FlipLiquid {
         }
     }
 
-    /// Advances by `dt` from `clock`, moving `solids` (prescribed motion only) through the
-    /// step (see the module documentation for the phases). On a blow-up, returns what was
-    /// found.
-    pub fn step(&mut self, dt: Real, clock: &Clock, settings: &Settings, solids: &mut Solids) -> Result<(), String> {
+    /// Phase 1 of a substep at `time` (sec. 3.2, steps 1 to 3): sources emit, explosions fire,
+    /// the particles are sorted by cell and rasterized: cell density, face densities and the
+    /// face velocities (momentum over mass), with the faces that carry the liquid marked.
+    /// `bodies` are where they are at the start of the step.
+    pub fn rasterize(&mut self, time: Real, bodies: &[&dyn CoupledSolid]) -> FlipSubstep {
+        let stopwatch = Instant::now();
         let grid = self.grid;
-        let h3 = grid.dx.powi(3);
-        let mut timings = FlipTimings::default();
-        let mut stopwatch = Instant::now();
-        let mut lap = |slot: &mut f64| {
-            let now = Instant::now();
-            *slot += (now - stopwatch).as_secs_f64();
-            stopwatch = now;
-        };
-        for solid in solids.iter_mut() {
-            solid.prescribe(clock.time, dt);
-        }
-        let bodies = solids.coupled();
-        self.emit(clock.time, &bodies);
-        self.fire_explosions(clock.time);
+        self.emit(time, bodies);
+        self.fire_explosions(time);
         let bins = Bins::sort(&grid, &mut self.positions, &mut [&mut self.velocities]);
-        if !bodies.is_empty() {
-            self.update_fractions(&bodies);
-        }
-        let positions = &self.positions;
-        let velocities = &self.velocities;
-        let (cell_weight, _) = raster::rasterize(&grid, &bins, positions, Location::Cell, |_| 0.0);
-        let mut density = cell_weight;
-        let mass_per_weight = self.particle_mass / h3;
-        density.as_mut_slice().par_iter_mut().for_each(|w| *w *= mass_per_weight);
+        let density = self.cell_density(&bins);
+        let mass_per_weight = self.particle_mass / grid.dx.powi(3);
+        let (positions, velocities) = (&self.positions, &self.velocities);
         let mut face_density: [Array3<Real>; 3] = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
         let mut u: [Array3<Real>; 3] = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
         for a in 0..3 {
@@ -632,50 +608,165 @@ impl FlipLiquid {
         // holds them) and take their neighbours' by extrapolation, like faces in the air.
         let boundaries = self.statics.boundaries;
         let marked: [Array3<bool>; 3] = [0, 1, 2].map(|a| face_density[a].par_map(|i, j, k, d| d > 0.0 && !solve::on_closed_wall(&grid, &boundaries, a, [i, j, k])));
-        let layers = settings.cfl.ceil() as usize + 2;
-        extrapolate_faces(&mut u, marked.clone(), layers);
-        self.solid_face_velocities(&bodies, &mut u);
-        let old = u.clone();
-        lap(&mut timings.rasterize);
+        let mut timings = FlipTimings::default();
+        timings.rasterize += stopwatch.elapsed().as_secs_f64();
+        FlipSubstep { density, face_density, old: u.clone(), u, marked, offsets: None, timings }
+    }
 
-        // Density correction: positions, not velocities (eq. 3.9).
-        let mut offsets = None;
+    /// Phase 2, with `bodies` where they are at the end of the step: the obstacle fractions,
+    /// the velocities extended and held by the solids, the density correction (unilateral,
+    /// eq. 3.9, which moves positions, not velocities), and gravity on the faces with mass.
+    pub fn prepare(&mut self, sub: &mut FlipSubstep, dt: Real, settings: &Settings, bodies: &[&dyn CoupledSolid]) {
+        let stopwatch = Instant::now();
+        if !bodies.is_empty() {
+            self.update_fractions(bodies);
+        }
+        let layers = settings.cfl.ceil() as usize + 2;
+        extrapolate_faces(&mut sub.u, sub.marked.clone(), layers);
+        self.solid_face_velocities(bodies, &mut sub.u);
+        sub.old = sub.u.clone();
+        sub.timings.rasterize += stopwatch.elapsed().as_secs_f64();
+        let stopwatch = Instant::now();
         self.last = SolveReport { correction_converged: true, ..SolveReport::default() };
         if self.params.incompressibility == Incompressibility::Unilateral && self.params.density_correction {
-            offsets = self.correct_density(&mut density, &mut face_density);
+            sub.offsets = self.correct_density(&mut sub.density, &mut sub.face_density);
         }
-        for (a, face) in u.iter_mut().enumerate() {
+        for (a, face) in sub.u.iter_mut().enumerate() {
             let g = settings.gravity[a] * dt;
-            face.as_mut_slice().par_iter_mut().zip(marked[a].as_slice().par_iter()).for_each(|(v, m)| {
+            face.as_mut_slice().par_iter_mut().zip(sub.marked[a].as_slice().par_iter()).for_each(|(v, m)| {
                 if *m {
                     *v += g;
                 }
             });
         }
-        self.solid_face_velocities(&bodies, &mut u);
-        let pressure = match self.params.incompressibility {
-            Incompressibility::Unilateral => self.unilateral_projection(dt, &density, &face_density, &mut u),
-            Incompressibility::Bilateral => self.bilateral_projection(dt, &bins, &mut u),
+        self.solid_face_velocities(bodies, &mut sub.u);
+        sub.timings.solve += stopwatch.elapsed().as_secs_f64();
+    }
+
+    /// Phase 3: the velocity solve. Unilateral: the LCP by MPRGP (eq. 3.3-3.8), with moving
+    /// obstacles as blurred fractions. Bilateral: the monolithic solve with the bodies
+    /// ([`coupling::project`]): the liquid incompressible where its cells are at least half
+    /// full ([`FlipLiquid::liquid_phi`]), the bodies receiving the impulses its pressure puts
+    /// on them. Returns the impulse the bodies gave the liquid.
+    pub fn project(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> Vec3 {
+        let stopwatch = Instant::now();
+        let impulse = match self.params.incompressibility {
+            Incompressibility::Unilateral => {
+                let density = std::mem::replace(&mut sub.density, Array3::filled([0; 3], 0.0));
+                let p = self.unilateral_projection(dt, &density, &sub.face_density, &mut sub.u);
+                sub.density = density;
+                self.pressure = Array3::from_vec(self.grid.dims, p.iter().map(|p| p / dt).collect());
+                Vec3::zeros()
+            }
+            Incompressibility::Bilateral => {
+                let shapes: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b as &dyn CoupledSolid).collect();
+                let phi = self.liquid_phi(&sub.density, &shapes);
+                drop(shapes);
+                let report = self.coupled_projection(&phi, dt, &mut sub.u, bodies);
+                self.last.unknowns = report.projection.unknowns;
+                self.last.iterations = report.projection.iterations;
+                self.last.converged = report.projection.converged;
+                report.impulse_on_liquid
+            }
         };
-        self.pressure = Array3::from_vec(grid.dims, pressure.iter().map(|p| p / dt).collect());
-        self.density = density;
-        lap(&mut timings.solve);
+        sub.timings.solve += stopwatch.elapsed().as_secs_f64();
+        impulse
+    }
 
-        extrapolate_faces(&mut u, marked, layers);
-        self.solid_face_velocities(&bodies, &mut u);
-        self.velocity = MacVelocity { faces: u };
-        lap(&mut timings.extrapolate);
-
-        self.update_particle_velocities(&old);
-        // Moving obstacles first, so that the particles are kept out of where they now are.
-        drop(bodies);
-        for solid in solids.iter_mut() {
-            solid.advance_positions(dt);
+    /// Phase 3 again where contact changed the bodies' velocities after the solve (bilateral):
+    /// the liquid projected with the bodies held at their new velocities.
+    pub fn project_held(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &[&dyn CoupledSolid]) {
+        if self.params.incompressibility == Incompressibility::Bilateral {
+            let stopwatch = Instant::now();
+            let phi = self.liquid_phi(&sub.density, bodies);
+            let mut held: Vec<Held> = bodies.iter().map(|b| Held(*b)).collect();
+            let mut held: Vec<&mut dyn CoupledSolid> = held.iter_mut().map(|h| h as &mut dyn CoupledSolid).collect();
+            self.coupled_projection(&phi, dt, &mut sub.u, &mut held);
+            sub.timings.solve += stopwatch.elapsed().as_secs_f64();
         }
-        self.advect(dt, offsets.as_ref(), &solids.coupled());
-        lap(&mut timings.advect);
-        self.timings = timings;
+    }
+
+    /// Phase 4 (sec. 3.2, steps 7 to 9): velocity extrapolation, PIC/FLIP, and advection of
+    /// the particles through the new velocity, kept out of `bodies` where they now are. On a
+    /// blow-up, returns what was found.
+    pub fn finish(&mut self, mut sub: FlipSubstep, dt: Real, settings: &Settings, bodies: &[&dyn CoupledSolid]) -> Result<(), String> {
+        let stopwatch = Instant::now();
+        let layers = settings.cfl.ceil() as usize + 2;
+        extrapolate_faces(&mut sub.u, sub.marked, layers);
+        self.solid_face_velocities(bodies, &mut sub.u);
+        self.velocity = MacVelocity { faces: sub.u };
+        self.density = sub.density;
+        sub.timings.extrapolate += stopwatch.elapsed().as_secs_f64();
+        let stopwatch = Instant::now();
+        self.update_particle_velocities(&sub.old);
+        self.advect(dt, sub.offsets.as_ref(), bodies);
+        sub.timings.advect += stopwatch.elapsed().as_secs_f64();
+        self.timings = sub.timings;
         self.check(settings.max_speed)
+    }
+
+    /// The coupled solve of the bodies' position update (bilateral): the grid velocity of the
+    /// last step plus `h` of `gravity`, projected over `h` with `bodies`, which keep their new
+    /// velocities; the liquid's state is left as it was. `sub` holds this step's density.
+    pub fn solve_for_bodies(&self, sub: &FlipSubstep, gravity: &Vec3, h: Real, bodies: &mut [&mut dyn CoupledSolid]) {
+        if self.params.incompressibility != Incompressibility::Bilateral {
+            return;
+        }
+        let shapes: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b as &dyn CoupledSolid).collect();
+        let phi = self.liquid_phi(&sub.density, &shapes);
+        drop(shapes);
+        let mut velocity = self.velocity.clone();
+        for (a, faces) in velocity.faces.iter_mut().enumerate() {
+            faces.as_mut_slice().par_iter_mut().for_each(|u| *u += gravity[a] * h);
+        }
+        let mut pressure = self.pressure.clone();
+        coupling::project(self.view(&phi), &mut velocity, &mut pressure, h, 0.0, bodies);
+    }
+
+    /// The liquid as the coupled solve sees it.
+    fn view<'a>(&'a self, phi: &'a Array3<Real>) -> FluidView<'a> {
+        FluidView { grid: &self.grid, phi, statics: &self.statics, density: self.params.density, params: self.params.solver }
+    }
+
+    /// Projects `u` with `bodies` (sharp obstacles, the liquid given by `phi`) and keeps the
+    /// pressure (Pa).
+    fn coupled_projection(&mut self, phi: &Array3<Real>, dt: Real, u: &mut [Array3<Real>; 3], bodies: &mut [&mut dyn CoupledSolid]) -> CouplingReport {
+        let mut velocity = MacVelocity { faces: std::mem::replace(u, [0, 1, 2].map(|_| Array3::filled([0; 3], 0.0))) };
+        let mut pressure = self.pressure.clone();
+        let (_, report) = coupling::project(self.view(phi), &mut velocity, &mut pressure, dt, 0.0, bodies);
+        *u = velocity.faces;
+        self.pressure = pressure;
+        report
+    }
+
+    /// The liquid as a level set at cell centres for the coupled solve and the bodies'
+    /// submerged volumes: `(1/2 - f) dx` with `f` a cell's rasterized `density` over its
+    /// maximum (how full the room the cell has is, at most 1), so a column's free surface sits
+    /// where its partly full top cell puts it; cells whose centre is inside an obstacle or a
+    /// body take their neighbours' values (extrapolated), as the level-set liquid extends into
+    /// solids.
+    pub fn liquid_phi(&self, density: &Array3<Real>, bodies: &[&dyn CoupledSolid]) -> Array3<Real> {
+        let grid = self.grid;
+        let mut phi = density.par_map(|i, j, k, rho| {
+            let room = self.max_density.get(i, j, k);
+            let full = if room > 0.0 { (rho / room).min(1.0) } else { 0.0 };
+            (0.5 - full) * grid.dx
+        });
+        let spheres: Vec<(Vec3, Real)> = bodies.iter().map(|b| b.bounding_sphere()).collect();
+        let mut outside = self.statics.phi_cells.par_map(|i, j, k, d| {
+            let x = grid.position(Location::Cell, i, j, k);
+            d >= 0.0 && bodies.iter().zip(&spheres).all(|(b, (c, r))| (x - c).norm() > *r || b.signed_distance(&x) >= 0.0)
+        });
+        let layers = spheres.iter().map(|(_, r)| (r / grid.dx).ceil() as usize + 1).fold(2, usize::max);
+        crate::grid::extrapolate::extrapolate(&mut phi, &mut outside, layers);
+        phi
+    }
+
+    /// The density of the particles sorted in `bins`, rasterized to the cells (kg/m^3).
+    fn cell_density(&self, bins: &Bins) -> Array3<Real> {
+        let (weight, _) = raster::rasterize(&self.grid, bins, &self.positions, Location::Cell, |_| 0.0);
+        let mass_per_weight = self.particle_mass / self.grid.dx.powi(3);
+        weight.par_map(|_, _, _, w| w * mass_per_weight)
     }
 
     /// Faces no liquid may cross take the solid's velocity: on closed walls the normal
@@ -842,34 +933,6 @@ impl FlipLiquid {
             }
         }
         lower
-    }
-
-    /// The standard incompressible projection on the same machinery, with sharp obstacles
-    /// (the variational form with each face's open area as `v_f`, as Gerszewski's comparison
-    /// solver: blurred obstacles without the density bound let particles pile into them): every
-    /// cell holding a particle (a box filter)
-    /// keeps `div(v_f u) = 0`, `A p = -dt rho_0 div(v_f u)`, solved by PCG with MIC(0), and
-    /// `u -= grad p / rho_0` on the system's faces (the same as eq. 3.8 with the face density
-    /// `rho_0 v_f`). Returns `p` (pressure times `dt`).
-    fn bilateral_projection(&mut self, dt: Real, bins: &Bins, u: &mut [Array3<Real>; 3]) -> Vec<Real> {
-        let grid = self.grid;
-        let rho0 = self.params.density;
-        let candidate: Vec<bool> = (0..grid.cell_count()).map(|c| !bins.cell(c).is_empty()).collect();
-        let mut system = System::assemble(&grid, &self.statics.boundaries, &self.open_area, &candidate, |_, _| true, dt);
-        system.matrix.floating = floating_sets(&system);
-        let open_density = self.open_area.clone().map(|mut f| {
-            f.as_mut_slice().iter_mut().for_each(|v| *v *= rho0);
-            f
-        });
-        let div = solve::divergence(&grid, &mass_flux(&grid, &self.statics.boundaries, u, &open_density));
-        let rhs: Vec<Real> = (0..grid.cell_count()).map(|c| if system.unknown[c] { -dt * div[c] } else { 0.0 }).collect();
-        let mut p = vec![0.0; rhs.len()];
-        let info = pcg(&system.matrix, &Mic0::new(&system.matrix), &rhs, &mut p, self.params.solver);
-        self.last.unknowns = system.unknown.iter().filter(|u| **u).count();
-        self.last.iterations = info.iterations;
-        self.last.converged = info.converged;
-        system.apply_gradient(&grid, &self.open_area, &p, &open_density, u);
-        p
     }
 
     /// PIC/FLIP (sec. 3.2.3): each particle takes `flip_ratio` of its own velocity plus the

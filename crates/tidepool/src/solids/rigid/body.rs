@@ -384,6 +384,10 @@ impl crate::solids::Solid for RigidBody {
         &self.name
     }
 
+    fn is_dynamic(&self) -> bool {
+        RigidBody::is_dynamic(self)
+    }
+
     fn prescribe(&mut self, time: Real, dt: Real) {
         self.follow_path(time, dt);
     }
