@@ -83,12 +83,13 @@ pub fn never() -> AtomicBool {
     AtomicBool::new(false)
 }
 
-/// Height of the free surface at horizontal position (x, z): the zero of the level set in that
-/// column, linearly interpolated.
+/// Height of the free surface at horizontal position (x, z): the zero of the liquid's level set
+/// in that column (the particle level set, or FLIP's from its cells' fill), linearly
+/// interpolated.
 pub fn surface_height(world: &World, x: Real, z: Real) -> Real {
-    let grid = &world.level_set().unwrap().grid;
+    let grid = world.fluid.grid().expect("a grid liquid");
     let [i, _, k] = grid.cell_of(&Vec3::new(x, 0.0, z));
-    let phi = &world.level_set().unwrap().liquid.phi;
+    let phi = world.fluid.cell_phi(&world.solids.coupled()).expect("a grid liquid");
     for j in 0..grid.dims[1] - 1 {
         let (a, b) = (phi.get(i, j, k), phi.get(i, j + 1, k));
         if a < 0.0 && b >= 0.0 {

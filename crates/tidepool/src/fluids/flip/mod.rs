@@ -1026,23 +1026,30 @@ impl FlipLiquid {
     }
 
     /// The liquid's state for a checkpoint: everything a later step reads (the particles, the
-    /// grid velocity, the explosions fired, the power iteration's warm start) and the fields
-    /// outputs show.
+    /// grid velocity, the obstacle fractions where the bodies are, the explosions fired, the
+    /// power iteration's warm start) and the fields outputs show.
     pub fn save_state(&self) -> Vec<u8> {
         let fired: Vec<bool> = self.explosions.iter().map(|(_, f)| *f).collect();
-        postcard::to_allocvec(&(&self.positions, &self.velocities, &self.velocity, &self.pressure, &self.density, fired, &self.norm_vector)).expect("FLIP state serialises")
+        let fields = (&self.velocity, &self.pressure, &self.density, &self.max_density, &self.face_fraction);
+        postcard::to_allocvec(&(&self.positions, &self.velocities, fields, fired, &self.norm_vector)).expect("FLIP state serialises")
     }
 
     /// Restores a state written by [`FlipLiquid::save_state`] for the same scene.
     pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
-        type State = (Vec<Vec3>, Vec<Vec3>, MacVelocity, Array3<Real>, Array3<Real>, Vec<bool>, Vec<f64>);
-        let (positions, velocities, velocity, pressure, density, fired, norm_vector): State = postcard::from_bytes(bytes).map_err(|e| format!("the FLIP state does not decode: {e}"))?;
+        type Fields = (MacVelocity, Array3<Real>, Array3<Real>, Array3<Real>, [Array3<Real>; 3]);
+        type State = (Vec<Vec3>, Vec<Vec3>, Fields, Vec<bool>, Vec<f64>);
+        let (positions, velocities, fields, fired, norm_vector): State = postcard::from_bytes(bytes).map_err(|e| format!("the FLIP state does not decode: {e}"))?;
         if positions.len() != velocities.len() || fired.len() != self.explosions.len() {
             return Err("the FLIP state's particles or explosions do not match the scene".into());
         }
+        let (velocity, pressure, density, max_density, face_fraction) = fields;
         self.velocity.restore_from(velocity)?;
         self.pressure.restore_from(pressure)?;
         self.density.restore_from(density)?;
+        self.max_density.restore_from(max_density)?;
+        for (fraction, saved) in self.face_fraction.iter_mut().zip(face_fraction) {
+            fraction.restore_from(saved)?;
+        }
         for ((_, f), saved) in self.explosions.iter_mut().zip(fired) {
             *f = saved;
         }
