@@ -163,10 +163,8 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         });
     }
     let first = driver.world.clock.frame;
-    let bar = ProgressBar::with_draw_target(
-        Some((last_frame - first.min(last_frame)) as u64),
-        if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() },
-    );
+    let bar =
+        ProgressBar::with_draw_target(Some((last_frame - first.min(last_frame)) as u64), if args.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() });
     bar.set_style(
         ProgressStyle::with_template("frame {msg} [{bar:28.cyan/blue}] {pos}/{len} | {elapsed_precise} elapsed, ETA {eta}").expect("valid template").progress_chars("=> "),
     );
@@ -246,7 +244,8 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         Fluid::Flip(f) => {
             let flip = &loaded.scene.liquid.flip;
             let duration = sim.frames as f64 / sim.fps;
-            let (particles, memory) = tidepool::fluids::flip::estimate_memory(&grid, &loaded.regions, &loaded.sources, &loaded.scene.liquid.source, flip.particles_per_cell as usize, duration);
+            let inside = |x: &tidepool::math::Vec3, reach: f64| loaded.in_initial_liquid(x, reach);
+            let (particles, memory) = tidepool::fluids::flip::estimate_memory(&grid, inside, &loaded.liquid_sources(), flip.particles_per_cell as usize, duration);
             let mode = serde_json::to_value(flip.incompressibility)?;
             let _ = writeln!(out, "scene      {}: valid (FLIP, {} incompressibility)", path.display(), mode.as_str().unwrap_or("?"));
             (memory, format!("{} particles of {:.4} kg ({:.3} kg) initially; up to about {particles} with the sources", f.positions.len(), f.particle_mass, f.liquid_mass()))

@@ -132,7 +132,8 @@ fn ctrl_c_and_resume_work_for_flip_with_a_body() {
 fn ctrl_c_and_resume_work_for_surface_flow() {
     let dir = temp("interrupt-surface");
     let scene = dir.join("surface.toml");
-    std::fs::write(&scene, "[simulation]\nframes = 400\nsteps_per_frame = 20\n\n[surface]\nnodes = [192, 192]\nstiffness = 1.0\n\n[water]\ninitial.uniform = { particles = 3 }\n").unwrap();
+    std::fs::write(&scene, "[simulation]\nframes = 400\nsteps_per_frame = 20\n\n[surface]\nnodes = [192, 192]\nstiffness = 1.0\n\n[water]\ninitial.uniform = { particles = 3 }\n")
+        .unwrap();
     interrupt_and_resume(&dir, &scene, "water");
 }
 

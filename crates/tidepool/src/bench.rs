@@ -1,10 +1,10 @@
 //! Fixed benchmark workloads for `tidepool bench`. Results are JSON values; timing never
 //! decides a test.
 
-use crate::fluids::eulerian::projection;
+use crate::coupling::poisson;
+use crate::fluids::flip::{FlipTimings, SolveReport};
 use crate::grid::{Grid, Location, MacVelocity};
 use crate::math::{Real, SplitMix64, Vec3};
-use crate::fluids::flip::{FlipTimings, SolveReport};
 use crate::pipeline::{FluidStep, PhaseTimings};
 use crate::scene::{self, Boundary};
 use crate::solids::StaticSolids;
@@ -45,8 +45,8 @@ pub fn poisson(n: usize) -> Value {
         f.as_mut_slice().iter_mut().for_each(|u| *u = rng.next_unit() - 0.5);
     }
     let start = Instant::now();
-    let liquid = projection::liquid_cells(&phi, &solids);
-    let (a, b) = projection::assemble(&grid, &phi, &liquid, &solids, &velocity);
+    let liquid = poisson::liquid_cells(&phi, &solids);
+    let (a, b) = poisson::assemble(&grid, &phi, &liquid, &solids, &velocity);
     let assembly = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let mic = Mic0::new(&a);

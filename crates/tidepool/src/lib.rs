@@ -16,6 +16,7 @@ pub mod output;
 pub mod pipeline;
 pub mod scene;
 pub mod session;
+pub mod settings;
 pub mod solids;
 pub mod world;
 

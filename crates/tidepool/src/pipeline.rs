@@ -22,7 +22,7 @@
 //! FLIP runs the phases of [`crate::fluids::flip`] with the same body phases around its
 //! velocity solve; the surface flow steps its automaton.
 
-use crate::fluids::eulerian::projection::ProjectionReport;
+use crate::coupling::poisson::ProjectionReport;
 use crate::fluids::flip::{FlipLiquid, FlipTimings, SolveReport};
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::math::{Real, Vec3};

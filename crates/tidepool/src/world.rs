@@ -1,64 +1,50 @@
 //! The state of one simulation. No loop and no I/O here.
 
-use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams, LiquidSource};
-use crate::fluids::flip::FlipLiquid;
+use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
+use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::scene::surface::LoadedSurfaceScene;
-use crate::scene::Boundary;
 use crate::scene::{AnyScene, BodySetup, LiquidMethod, LoadedScene, Operation, ReducedSetup};
+pub use crate::settings::{Clock, Settings};
 use crate::solids::contact::StaticGeometry;
+use crate::solids::contact::STATIC_MATERIAL;
 use crate::solids::reduced::articulated::Articulated;
 use crate::solids::reduced::body::{ReducedBody, ReducedModel};
 use crate::solids::rigid::{BodyKind, Material, RigidBody};
+use crate::solids::Boundary;
 use crate::solids::{CoupledSolid, Solids, StaticSolids};
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tidepool_linalg::PcgParams;
 
-/// Restitution and friction of the domain walls and obstacles in collisions with bodies.
-pub const STATIC_MATERIAL: Material = Material { restitution: 0.2, friction: 0.5 };
-
-/// Global settings from `[simulation]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Settings {
-    /// Frames to simulate after frame 0.
-    pub frames: u32,
-    /// Frames per second.
-    pub fps: Real,
-    /// CFL number of the substeps.
-    pub cfl: Real,
-    /// Gravitational acceleration (m/s^2).
-    pub gravity: Vec3,
-    /// Liquid speed treated as a blow-up (m/s).
-    pub max_speed: Real,
-}
-
-impl Settings {
-    /// The settings of `[simulation]`.
-    pub fn of(sim: &crate::scene::Simulation) -> Self {
-        Settings { frames: sim.frames, fps: sim.fps, cfl: sim.cfl, gravity: vec3(sim.gravity), max_speed: sim.max_speed }
+/// The FLIP settings of a scene.
+pub fn flip_params(loaded: &LoadedScene) -> FlipParams {
+    let scene = &loaded.scene;
+    let (liquid, flip) = (&scene.liquid, &scene.liquid.flip);
+    FlipParams {
+        incompressibility: flip.incompressibility,
+        flip_ratio: flip.flip_ratio,
+        particles_per_cell: flip.particles_per_cell as usize,
+        advection: flip.advection,
+        density: liquid.density,
+        solver: PcgParams { tolerance: liquid.pressure_tolerance, max_iterations: liquid.pressure_max_iterations as usize },
+        density_correction: flip.density_correction,
+        suction_depth: flip.suction_depth as usize,
+        seed: scene.simulation.seed,
     }
 }
 
-/// The scene's liquid sources.
-pub fn liquid_sources(loaded: &LoadedScene) -> Vec<LiquidSource> {
-    loaded
-        .scene
-        .liquid
-        .source
-        .iter()
-        .zip(&loaded.sources)
-        .map(|(s, shape)| LiquidSource { shape: shape.clone(), velocity: vec3(s.velocity), start: s.start, end: s.end.unwrap_or(Real::INFINITY) })
-        .collect()
+/// The scene's explosions (FLIP).
+fn explosions(loaded: &LoadedScene) -> Vec<Explosion> {
+    loaded.scene.liquid.flip.explosion.iter().map(|e| Explosion { center: vec3(e.center), radius: e.radius, speed: e.speed, time: e.time }).collect()
 }
 
 /// A rigid body as its setup describes it: a dynamic one with its initial velocities, a
 /// kinematic one with its velocities or path, a static one at rest.
 pub fn rigid_body(b: &crate::scene::BodySetup, grid: &Grid) -> RigidBody {
     let material = Material { restitution: b.restitution, friction: b.friction };
-    let mut body = RigidBody::new(&b.name, b.kind.into(), &b.shape, b.density, material, 0.5 * grid.dx);
+    let mut body = RigidBody::new(&b.name, b.kind, &b.shape, b.density, material, 0.5 * grid.dx);
     body.orientation = b.orientation;
     match body.kind {
         BodyKind::Dynamic => {
@@ -73,17 +59,6 @@ pub fn rigid_body(b: &crate::scene::BodySetup, grid: &Grid) -> RigidBody {
         BodyKind::Static => {}
     }
     body
-}
-
-/// Where the simulation is in time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Clock {
-    /// Last completed frame.
-    pub frame: u32,
-    /// Simulated time (s).
-    pub time: Real,
-    /// Substeps taken since the start.
-    pub step: u64,
 }
 
 /// One simulation: settings, the fluid, the moving solids and the clock. No loop and no I/O.
@@ -112,7 +87,7 @@ impl World {
     pub fn build(loaded: &LoadedScene) -> World {
         let scene = &loaded.scene;
         let grid = loaded.grid;
-        let settings = Settings::of(&scene.simulation);
+        let settings = scene.simulation.settings();
         let statics = StaticSolids::new(&grid, scene.domain.boundary.sides(), loaded.obstacles.clone());
         let mut solids = Solids::new(StaticGeometry {
             min: grid.origin,
@@ -134,7 +109,10 @@ impl World {
             }
         }
         let fluid = match scene.liquid.method {
-            LiquidMethod::Flip => Fluid::Flip(Box::new(FlipLiquid::from_scene(loaded, &solids.coupled()))),
+            LiquidMethod::Flip => {
+                let inside = |x: &Vec3| loaded.in_initial_liquid(x, 0.0);
+                Fluid::Flip(Box::new(FlipLiquid::new(grid, statics, flip_params(loaded), explosions(loaded), loaded.liquid_sources(), inside, &solids.coupled())))
+            }
             LiquidMethod::LevelSet => {
                 let far = grid.dx * grid.dims.iter().sum::<usize>() as Real;
                 let phi = grid.sample_fn(Location::Cell, |x| {
@@ -155,7 +133,7 @@ impl World {
                 };
                 let distance = solids_with_bodies(&grid, &statics, &solids.coupled());
                 let liquid = LevelSetLiquid::new(&grid, params, phi, &statics, distance);
-                Fluid::LevelSet(Box::new(LevelSetFluid { grid, statics, liquid, sources: liquid_sources(loaded) }))
+                Fluid::LevelSet(Box::new(LevelSetFluid { grid, statics, liquid, sources: loaded.liquid_sources() }))
             }
         };
         World { settings, fluid, solids, clock: Clock::default() }

@@ -228,10 +228,8 @@ fn floating_box_in_flip_water_settles_at_its_archimedes_depth() {
 /// and it does feel the water.
 #[test]
 fn ball_and_flip_water_exchange_equal_and_opposite_impulses_every_substep() {
-    let mut world = flip_tank(
-        "frames = 1\ngravity = [0.0, 0.0, 0.0]",
-        "[[body]]\nshape.sphere = { center = [0.2, 0.1, 0.2], radius = 0.05 }\ndensity = 700.0\nvelocity = [0.6, 0.2, 0.0]\n",
-    );
+    let mut world =
+        flip_tank("frames = 1\ngravity = [0.0, 0.0, 0.0]", "[[body]]\nshape.sphere = { center = [0.2, 0.1, 0.2], radius = 0.05 }\ndensity = 700.0\nvelocity = [0.6, 0.2, 0.0]\n");
     let mut exchanged = 0.0;
     for _ in 0..30 {
         let before = world.solids.rigid[0].mass * world.solids.rigid[0].velocity;

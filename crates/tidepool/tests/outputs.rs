@@ -9,7 +9,6 @@ use tidepool::driver::RunOutcome;
 use tidepool::scene::{AnyScene, LoadedScene};
 use tidepool::{session, Error};
 
-
 fn small_scene(frames: u32, extra: &str) -> LoadedScene {
     common::load(&format!(
         r#"

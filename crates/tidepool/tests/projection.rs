@@ -1,7 +1,7 @@
 //! The pressure projection: second-order convergence of the ghost-fluid Poisson solve on a
 //! manufactured solution, a residual below the requested tolerance, and exact symmetry.
 
-use tidepool::fluids::eulerian::projection::{assemble, liquid_cells};
+use tidepool::coupling::poisson::{assemble, liquid_cells};
 use tidepool::grid::{Grid, Location, MacVelocity};
 use tidepool::math::{Real, Vec3};
 use tidepool::scene::Boundary;

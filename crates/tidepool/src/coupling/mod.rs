@@ -33,7 +33,7 @@
 //!
 //! Scaled by `q = P / (rho dx)`, `mu = lambda / (rho dx^3)` and rows divided by `rho dx^3`,
 //! the system reads: the liquid's own Poisson matrix with the coupled faces left out
-//! ([`crate::fluids::eulerian::projection`], [`Across::Coupled`]), plus for every coupled face
+//! ([`crate::coupling::poisson`], [`Across::Coupled`]), plus for every coupled face
 //! `f` the rank-one term `(y_f + mu_f)^2 / (2 m_f)` of the energy, with `y_f = open_f sum_c
 //! s_cf q_c` over its unknown cells (`s_cf` the outward sign) and `m_f = beta_f / (rho dx^3)`,
 //! plus `rho dx^3 J K J^T` on the impulses. The face's velocity after the solve is
@@ -42,10 +42,12 @@
 //!
 //! The solve is written against [`CoupledSolid`], so every kind of solid joins it the same way.
 
-use crate::fluids::eulerian::projection::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, THETA_MIN};
+pub mod poisson;
+
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::{CoupledSolid, StaticSolids};
+use poisson::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, THETA_MIN};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -550,7 +552,14 @@ pub struct FluidView<'a> {
 /// velocity on every coupled face equals the solid's, and the solids have received the
 /// impulses the liquid's pressure puts on them. `pressure` (Pa) is the initial guess on entry
 /// and the new pressure on exit. Returns which faces received a pressure update and a report.
-pub fn project(fluid: FluidView, velocity: &mut MacVelocity, pressure: &mut Array3<Real>, dt: Real, divergence: Real, solids: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
+pub fn project(
+    fluid: FluidView,
+    velocity: &mut MacVelocity,
+    pressure: &mut Array3<Real>,
+    dt: Real,
+    divergence: Real,
+    solids: &mut [&mut dyn CoupledSolid],
+) -> ([Array3<bool>; 3], CouplingReport) {
     let FluidView { grid, phi, statics: static_solids, density, params } = fluid;
     let to_scaled = dt / (density * grid.dx);
     let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
@@ -598,8 +607,8 @@ pub fn project(fluid: FluidView, velocity: &mut MacVelocity, pressure: &mut Arra
 mod tests {
     use super::*;
     use crate::geometry::Shape;
-    use crate::scene::Boundary;
     use crate::solids::rigid::{BodyKind, Material, RigidBody};
+    use crate::solids::Boundary;
     use nalgebra::DMatrix;
 
     const G: Real = 9.81;

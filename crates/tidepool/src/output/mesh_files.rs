@@ -2,8 +2,8 @@
 
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
-use crate::fluids::Fluid;
 use crate::error::Result;
+use crate::fluids::Fluid;
 use crate::geometry::TriMesh;
 use crate::math::Vec3;
 use std::fmt::Write as _;

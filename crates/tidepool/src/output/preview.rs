@@ -4,9 +4,9 @@
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
 use crate::error::Result;
-use crate::geometry::TriMesh;
 use crate::fluids::lattice::SurfaceFlow;
 use crate::fluids::Fluid;
+use crate::geometry::TriMesh;
 use crate::grid::Grid;
 use crate::math::{vec3, Real, Vec3};
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
-use crate::fluids::{Fluid, LevelSetFluid};
 use crate::error::Result;
+use crate::fluids::{Fluid, LevelSetFluid};
 use crate::geometry::TriMesh;
 use crate::grid::Location;
 use crate::math::Vec3;

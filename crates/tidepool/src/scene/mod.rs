@@ -44,6 +44,42 @@ pub struct LoadedScene {
     pub bodies: Vec<BodySetup>,
 }
 
+impl LoadedScene {
+    /// Whether `x` is within `reach` (m) of the initial liquid: inside the union of the
+    /// `Add` regions less the `Subtract` ones, applied in order.
+    pub fn in_initial_liquid(&self, x: &crate::math::Vec3, reach: crate::math::Real) -> bool {
+        in_regions(&self.regions, x, reach)
+    }
+
+    /// The scene's liquid sources.
+    pub fn liquid_sources(&self) -> Vec<crate::fluids::eulerian::LiquidSource> {
+        liquid_sources(&self.scene.liquid.source, &self.sources)
+    }
+}
+
+/// Whether `x` is within `reach` of the union of the `Add` regions less the `Subtract` ones,
+/// applied in order.
+fn in_regions(regions: &[(Operation, Shape)], x: &crate::math::Vec3, reach: crate::math::Real) -> bool {
+    regions.iter().fold(false, |inside, (op, shape)| match op {
+        Operation::Add => inside || shape.signed_distance(x) < reach,
+        Operation::Subtract => inside && shape.signed_distance(x) >= -reach,
+    })
+}
+
+/// Liquid sources from their specs and resolved shapes.
+fn liquid_sources(specs: &[Source], shapes: &[Shape]) -> Vec<crate::fluids::eulerian::LiquidSource> {
+    specs
+        .iter()
+        .zip(shapes)
+        .map(|(s, shape)| crate::fluids::eulerian::LiquidSource {
+            shape: shape.clone(),
+            velocity: crate::math::vec3(s.velocity),
+            start: s.start,
+            end: s.end.unwrap_or(crate::math::Real::INFINITY),
+        })
+        .collect()
+}
+
 /// Reads, parses and validates a scene file. Mesh paths are relative to the scene's directory.
 pub fn load(path: &Path) -> Result<LoadedScene, SceneError> {
     let file = SceneFile::read(path)?;

@@ -2,6 +2,8 @@
 //! `docs/scene-format.md` documents every key.
 
 use crate::grid::advection::AdvectionScheme;
+pub use crate::solids::rigid::BodyKind;
+pub use crate::solids::Boundary;
 use serde::{Deserialize, Serialize};
 
 /// A whole scene file.
@@ -62,6 +64,13 @@ fn default_max_speed() -> f64 {
     100.0
 }
 
+impl Simulation {
+    /// The run's settings.
+    pub fn settings(&self) -> crate::settings::Settings {
+        crate::settings::Settings { frames: self.frames, fps: self.fps, cfl: self.cfl, gravity: crate::math::vec3(self.gravity), max_speed: self.max_speed }
+    }
+}
+
 /// `[domain]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -102,17 +111,6 @@ impl Boundaries {
     pub fn sides(&self) -> [[Boundary; 2]; 3] {
         [[self.x_min, self.x_max], [self.y_min, self.y_max], [self.z_min, self.z_max]]
     }
-}
-
-/// One side of the domain.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Boundary {
-    /// A closed, free-slip wall: liquid cannot pass.
-    #[default]
-    Wall,
-    /// Open to empty space at zero pressure: liquid leaves and is removed.
-    Open,
 }
 
 /// `[liquid]`.
@@ -417,30 +415,6 @@ fn default_poisson() -> f64 {
 }
 fn default_modes() -> u32 {
     10
-}
-
-/// How a body moves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BodyKind {
-    /// Moved by the liquid, gravity and contact.
-    #[default]
-    Dynamic,
-    /// Fixed in place; the liquid and other bodies push against it.
-    Static,
-    /// Moves at its given `velocity` and `angular_velocity` whatever pushes it (a paddle, a
-    /// stirrer, a ship on a set course); it pushes the liquid and other bodies.
-    Kinematic,
-}
-
-impl From<BodyKind> for crate::solids::rigid::BodyKind {
-    fn from(kind: BodyKind) -> Self {
-        match kind {
-            BodyKind::Dynamic => crate::solids::rigid::BodyKind::Dynamic,
-            BodyKind::Static => crate::solids::rigid::BodyKind::Static,
-            BodyKind::Kinematic => crate::solids::rigid::BodyKind::Kinematic,
-        }
-    }
 }
 
 fn default_restitution() -> f64 {

@@ -266,7 +266,9 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         sources.push(shape);
     }
     if liquid.method == LiquidMethod::Flip {
-        let (particles, memory) = crate::fluids::flip::estimate_memory(&grid, &regions, &sources, &liquid.source, flip.particles_per_cell as usize, sim.frames as f64 / sim.fps);
+        let emitters = super::liquid_sources(&liquid.source, &sources);
+        let inside = |x: &Vec3, reach: Real| super::in_regions(&regions, x, reach);
+        let (particles, memory) = crate::fluids::flip::estimate_memory(&grid, inside, &emitters, flip.particles_per_cell as usize, sim.frames as f64 / sim.fps);
         if let Some(available) = machine_memory_bytes() {
             cx.check(memory < available, grid_key, || {
                 format!(

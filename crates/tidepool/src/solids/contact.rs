@@ -52,6 +52,9 @@ const CONTACT_MARGIN: Real = 1e-3;
 /// Step of the central differences that give surface normals (m).
 const NORMAL_STEP: Real = 1e-6;
 
+/// Restitution and friction of the domain walls and obstacles in collisions with bodies.
+pub const STATIC_MATERIAL: Material = Material { restitution: 0.2, friction: 0.5 };
+
 /// The static world: the closed sides of the domain box and fixed obstacles.
 #[derive(Clone, Debug)]
 pub struct StaticGeometry {

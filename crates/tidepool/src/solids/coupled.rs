@@ -47,4 +47,3 @@ impl CoupledSolid for Held<'_> {
 
     fn apply_impulses(&mut self, _: &[Vec3], _: &[Vec3]) {}
 }
-

@@ -16,7 +16,7 @@ pub mod rigid;
 mod static_solids;
 
 pub use coupled::{CoupledSolid, Held};
-pub use static_solids::StaticSolids;
+pub use static_solids::{Boundary, StaticSolids};
 
 use crate::geometry::TriMesh;
 use crate::math::{Quat, Real, Vec3};

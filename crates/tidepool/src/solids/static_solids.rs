@@ -6,7 +6,17 @@ use crate::geometry::Shape;
 use crate::grid::fraction::square_fraction_inside;
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
-use crate::scene::Boundary;
+
+/// One side of the domain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Boundary {
+    /// A closed, free-slip wall: liquid cannot pass.
+    #[default]
+    Wall,
+    /// Open to empty space at zero pressure: liquid leaves and is removed.
+    Open,
+}
 
 /// Faces open less than this share of their area are closed. A cell behind such slivers is
 /// barely connected to the liquid: its pressure is ill-determined (its row in the pressure

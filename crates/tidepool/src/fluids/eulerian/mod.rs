@@ -5,10 +5,9 @@
 //! [`crate::pipeline`]; `docs/methods/eulerian-liquid.md` gives the equations.
 
 pub mod particles;
-pub mod projection;
 
+use crate::coupling::poisson::ProjectionReport;
 use crate::coupling::{self, CouplingReport, FluidView};
-use crate::solids::{CoupledSolid, Held};
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
 use crate::grid::extrapolate::extrapolate;
@@ -17,8 +16,8 @@ use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::StaticSolids;
+use crate::solids::{CoupledSolid, Held};
 use particles::MarkerParticle;
-use projection::ProjectionReport;
 use rayon::prelude::*;
 use tidepool_linalg::PcgParams;
 
@@ -292,7 +291,7 @@ impl LevelSetLiquid {
         let mut flux = 0.0;
         for (axis, sides) in solids.boundaries.iter().enumerate() {
             for (side, boundary) in sides.iter().enumerate() {
-                if *boundary != crate::scene::Boundary::Open {
+                if *boundary != crate::solids::Boundary::Open {
                     continue;
                 }
                 let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);

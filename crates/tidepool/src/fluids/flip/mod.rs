@@ -28,10 +28,10 @@ pub mod surface;
 use crate::coupling::{self, CouplingReport, FluidView};
 use crate::fluids::eulerian::LiquidSource;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
-use crate::math::{vec3, Real, SplitMix64, Vec3};
-use crate::scene::{Boundary, LoadedScene, Operation};
+use crate::math::{Real, SplitMix64, Vec3};
+use crate::settings::Settings;
+use crate::solids::Boundary;
 use crate::solids::{CoupledSolid, Held, StaticSolids};
-use crate::world::Settings;
 use raster::{Bins, Indicator};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -264,14 +264,7 @@ const BYTES_PER_PARTICLE: usize = 176;
 /// Particles and bytes a FLIP scene will need: the initial liquid's cells times
 /// `particles_per_cell`, plus what the sources emit over `duration` seconds (each source's
 /// cells refilled as often as its liquid moves a cell), at most a full domain.
-pub fn estimate_memory(
-    grid: &Grid,
-    regions: &[(Operation, crate::geometry::Shape)],
-    sources: &[crate::geometry::Shape],
-    source_specs: &[crate::scene::Source],
-    particles_per_cell: usize,
-    duration: Real,
-) -> (usize, usize) {
+pub fn estimate_memory(grid: &Grid, inside: impl Fn(&Vec3, Real) -> bool + Sync, sources: &[LiquidSource], particles_per_cell: usize, duration: Real) -> (usize, usize) {
     let cells_inside = |inside: &(dyn Fn(&Vec3) -> bool + Sync)| -> usize {
         (0..grid.cell_count())
             .into_par_iter()
@@ -283,19 +276,13 @@ pub fn estimate_memory(
     };
     // Cells the liquid reaches into (centre within half a cell of it).
     let reach = 0.5 * grid.dx;
-    let initial = cells_inside(&|x: &Vec3| {
-        regions.iter().fold(false, |inside, (op, shape)| match op {
-            Operation::Add => inside || shape.signed_distance(x) < reach,
-            Operation::Subtract => inside && shape.signed_distance(x) >= -reach,
-        })
-    });
+    let initial = cells_inside(&|x: &Vec3| inside(x, reach));
     let emitted: Real = sources
         .iter()
-        .zip(source_specs)
-        .map(|(shape, spec)| {
-            let on = (spec.end.unwrap_or(duration).min(duration) - spec.start).max(0.0);
-            let refills = 1.0 + on * vec3(spec.velocity).norm() / grid.dx;
-            cells_inside(&|x: &Vec3| shape.signed_distance(x) < reach) as Real * refills
+        .map(|source| {
+            let on = (source.end.min(duration) - source.start).max(0.0);
+            let refills = 1.0 + on * source.velocity.norm() / grid.dx;
+            cells_inside(&|x: &Vec3| source.shape.signed_distance(x) < reach) as Real * refills
         })
         .sum();
     let cells = (initial as Real + emitted).min(grid.cell_count() as Real) as usize;
@@ -304,32 +291,18 @@ pub fn estimate_memory(
 }
 
 impl FlipLiquid {
-    /// The initial state of a validated scene with `liquid.method = "flip"`, around `bodies`
-    /// where they start.
-    pub fn from_scene(loaded: &LoadedScene, bodies: &[&dyn CoupledSolid]) -> FlipLiquid {
-        let scene = &loaded.scene;
-        let (liquid, flip) = (&scene.liquid, &scene.liquid.flip);
-        let params = FlipParams {
-            incompressibility: flip.incompressibility,
-            flip_ratio: flip.flip_ratio,
-            particles_per_cell: flip.particles_per_cell as usize,
-            advection: flip.advection,
-            density: liquid.density,
-            solver: PcgParams { tolerance: liquid.pressure_tolerance, max_iterations: liquid.pressure_max_iterations as usize },
-            density_correction: flip.density_correction,
-            suction_depth: flip.suction_depth as usize,
-            seed: scene.simulation.seed,
-        };
-        let explosions = flip.explosion.iter().map(|e| Explosion { center: vec3(e.center), radius: e.radius, speed: e.speed, time: e.time }).collect();
-        FlipLiquid::build(loaded, params, explosions, bodies)
-    }
-
-    /// The initial state of a scene with the given FLIP settings (the scene's `[liquid.flip]`
-    /// table is not read).
-    pub fn build(loaded: &LoadedScene, params: FlipParams, explosions: Vec<Explosion>, bodies: &[&dyn CoupledSolid]) -> FlipLiquid {
-        let scene = &loaded.scene;
-        let grid = loaded.grid;
-        let solids = StaticSolids::new(&grid, scene.domain.boundary.sides(), loaded.obstacles.clone());
+    /// The initial state: the grid, its walls and obstacles `statics`, particles placed on
+    /// the stratified lattice wherever `inside` holds (and no body is), around `bodies` where
+    /// they start.
+    pub fn new(
+        grid: Grid,
+        solids: StaticSolids,
+        params: FlipParams,
+        explosions: Vec<Explosion>,
+        sources: Vec<LiquidSource>,
+        inside: impl Fn(&Vec3) -> bool + Sync,
+        bodies: &[&dyn CoupledSolid],
+    ) -> FlipLiquid {
         let outside_open = solids.boundaries.map(|sides| sides.map(|b| b == Boundary::Open));
         let cell_phi = &solids.phi_cells;
         let static_indicator = Indicator::new(&grid, outside_open, |x| {
@@ -350,7 +323,6 @@ impl FlipLiquid {
             lattice.swap(n, (rng.next_u64() % (n as u64 + 1)) as usize);
         }
         lattice.truncate(params.particles_per_cell);
-        let sources = crate::world::liquid_sources(loaded);
         let source_cells = sources
             .iter()
             .map(|s: &LiquidSource| {
@@ -385,12 +357,6 @@ impl FlipLiquid {
             pattern: lattice,
         };
         world.update_fractions(bodies);
-        let inside = |x: &Vec3| {
-            loaded.regions.iter().fold(false, |inside, (op, shape)| match op {
-                Operation::Add => inside || shape.signed_distance(x) < 0.0,
-                Operation::Subtract => inside && shape.signed_distance(x) >= 0.0,
-            })
-        };
         let cells: Vec<[usize; 3]> = (0..grid.cell_count()).map(|c| world.density.coords(c)).collect();
         let placed: Vec<Vec3> = cells
             .par_iter()
@@ -436,12 +402,7 @@ impl FlipLiquid {
     pub fn measures(&self) -> crate::fluids::eulerian::LiquidMeasures {
         let n = self.velocities.len();
         let momentum = Vec3::from_fn(|a, _| self.particle_mass * tidepool_linalg::reduce::sum_by(n, |p| self.velocities[p][a]));
-        crate::fluids::eulerian::LiquidMeasures {
-            volume: self.liquid_mass() / self.params.density,
-            kinetic_energy: self.kinetic_energy(),
-            momentum,
-            max_speed: self.max_speed(),
-        }
+        crate::fluids::eulerian::LiquidMeasures { volume: self.liquid_mass() / self.params.density, kinetic_energy: self.kinetic_energy(), momentum, max_speed: self.max_speed() }
     }
 
     /// The liquid's surface reconstructed from the particles (Zhu–Bridson, see [`surface`]),

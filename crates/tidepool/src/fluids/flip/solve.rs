@@ -5,7 +5,7 @@
 
 use crate::grid::{Array3, Grid};
 use crate::math::Real;
-use crate::scene::Boundary;
+use crate::solids::Boundary;
 use tidepool_linalg::Stencil7;
 
 /// A pressure system over the cells.

@@ -361,13 +361,15 @@ impl SurfaceFlow {
     /// and the tallies.
     pub fn save_state(&self) -> Vec<u8> {
         let g = &self.gas;
-        postcard::to_allocvec(&(&self.sheet.positions, &self.sheet.previous, &g.counters, g.left, self.time, self.steps, self.rained, self.evaporated)).expect("surface flow serialises")
+        postcard::to_allocvec(&(&self.sheet.positions, &self.sheet.previous, &g.counters, g.left, self.time, self.steps, self.rained, self.evaporated))
+            .expect("surface flow serialises")
     }
 
     /// Restores a state written by [`SurfaceFlow::save_state`] for the same scene.
     pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
         type State = (Vec<Vec3>, Vec<Vec3>, Vec<u32>, u64, Real, u64, u64, u64);
-        let (positions, previous, counters, left, time, steps, rained, evaporated): State = postcard::from_bytes(bytes).map_err(|e| format!("the surface flow's state does not decode: {e}"))?;
+        let (positions, previous, counters, left, time, steps, rained, evaporated): State =
+            postcard::from_bytes(bytes).map_err(|e| format!("the surface flow's state does not decode: {e}"))?;
         let n = self.sheet.positions.len();
         if positions.len() != n || previous.len() != n || counters.len() != n {
             return Err(format!("the checkpoint holds a lattice of {} nodes where the scene has {n}", positions.len()));

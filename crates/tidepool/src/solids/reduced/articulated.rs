@@ -33,11 +33,11 @@
 //! coupled system symmetric. Without a skin each point belongs to the nearest sub-body.
 
 use super::body::{MaterialPoint, ReducedBody};
-use crate::solids::CoupledSolid;
 use crate::geometry::TriMesh;
 use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::Array3;
 use crate::math::{Quat, Real, Vec3};
+use crate::solids::CoupledSolid;
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -857,7 +857,14 @@ impl crate::solids::Solid for Articulated {
         let parts: Vec<PartCheckpoint> = self
             .bodies
             .iter()
-            .map(|b| PartCheckpoint { position: b.position, orientation: b.orientation, velocity: b.velocity, angular_momentum: b.angular_momentum, q: b.q.clone(), qdot: b.qdot.clone() })
+            .map(|b| PartCheckpoint {
+                position: b.position,
+                orientation: b.orientation,
+                velocity: b.velocity,
+                angular_momentum: b.angular_momentum,
+                q: b.q.clone(),
+                qdot: b.qdot.clone(),
+            })
             .collect();
         crate::solids::encode_state(&parts)
     }

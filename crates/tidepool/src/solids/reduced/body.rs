@@ -11,11 +11,11 @@
 
 use super::fem::{consistent_mass, diagonal_mass, lumped_mass, rigid_motions, stiffness, ElasticMaterial};
 use super::modes::{lowest_modes, ModalBasis};
-use crate::solids::CoupledSolid;
 use crate::geometry::{Shape, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
 use crate::solids::rigid::Material;
+use crate::solids::CoupledSolid;
 use std::sync::Arc;
 
 /// What copies of one reduced body share: the rest shape about its centre of mass, the
@@ -353,7 +353,7 @@ impl ReducedBody {
             angular_momentum: Vec3::zeros(),
             q: vec![0.0; r],
             qdot: vec![0.0; r],
-            material: crate::world::STATIC_MATERIAL,
+            material: crate::solids::contact::STATIC_MATERIAL,
             solve_dt: 0.0,
             cache: PointCache::default(),
             frame: FrameCache::default(),

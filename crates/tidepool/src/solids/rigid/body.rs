@@ -5,10 +5,12 @@ use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
 use crate::solids::CoupledSolid;
 
-/// How a body moves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a body moves (the scene's `kind`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum BodyKind {
     /// Moved by forces, collisions and contact.
+    #[default]
     Dynamic,
     /// Never moves; other bodies collide with it as with infinite mass.
     Static,
