@@ -2,14 +2,16 @@
 
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
+use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
-use crate::scene::surface::LoadedSurfaceScene;
+use crate::scene::surface::{LoadedSurfaceScene, SurfaceSetup};
 use crate::scene::{AnyScene, BodySetup, LiquidMethod, LoadedScene, Operation, ReducedSetup};
 pub use crate::settings::{Clock, Settings};
 use crate::solids::contact::StaticGeometry;
 use crate::solids::contact::STATIC_MATERIAL;
+use crate::solids::mass_spring::ElasticSheet;
 use crate::solids::reduced::articulated::Articulated;
 use crate::solids::reduced::body::{ReducedBody, ReducedModel};
 use crate::solids::rigid::{BodyKind, Material, RigidBody};
@@ -17,6 +19,25 @@ use crate::solids::Boundary;
 use crate::solids::{CoupledSolid, Solids, StaticSolids};
 use std::sync::Arc;
 use tidepool_linalg::PcgParams;
+
+/// The surface flow a scene's setup starts.
+fn surface_flow(s: &SurfaceSetup) -> SurfaceFlow {
+    let mut sheet = ElasticSheet::new(s.dims, s.spacing, |i, j| s.heights[i + s.dims[0] * j], s.mass, s.stiffness, s.damping);
+    if s.pinned_edges {
+        sheet.pin_edges();
+    }
+    let mut gas = LatticeGas::new(s.dims, s.particle_height);
+    gas.counters = s.counters.clone();
+    gas.active = s.active.clone();
+    gas.open = s.open;
+    let mut flow = SurfaceFlow::new(sheet, gas, s.dt);
+    flow.gravity = s.gravity;
+    flow.particle_weight = s.particle_weight;
+    flow.forces = s.forces.clone();
+    flow.wave = s.wave;
+    flow.exchange = s.exchange.clone();
+    flow
+}
 
 /// The FLIP settings of a scene.
 pub fn flip_params(loaded: &LoadedScene) -> FlipParams {
@@ -143,7 +164,7 @@ impl World {
     /// the scene's fixed step; no moving solids.
     pub fn from_surface(loaded: &LoadedSurfaceScene) -> World {
         let sim = &loaded.scene.simulation;
-        let flow = loaded.flow.clone();
+        let flow = surface_flow(&loaded.setup);
         let settings = Settings { frames: sim.frames, fps: 1.0 / (sim.steps_per_frame as Real * sim.dt), cfl: 1.0, gravity: flow.gravity, max_speed: Real::INFINITY };
         let statics = StaticGeometry { min: Vec3::zeros(), max: Vec3::zeros(), walls: [[false; 2]; 3], obstacles: Vec::new(), material: STATIC_MATERIAL };
         World { settings, fluid: Fluid::Surface(Box::new(flow)), solids: Solids::new(statics), clock: Clock::default() }

@@ -69,7 +69,9 @@ fn bad_surface_scenes_get_located_errors() {
 fn water_volume_counts_lattice_cells_on_hilly_terrain() {
     let text = "[simulation]\nframes = 1\n\n[surface]\nnodes = [20, 20]\nspacing = 0.5\nstiffness = 1.0\nmass = 4.0\nterrain.gaussian = { centre = [0.0, 0.0], height = 3.0, width = 1.5 }\n\n[water]\nparticle_height = 0.01\ninitial.uniform = { particles = 3 }\n";
     let loaded = parse_surface(text, "hill.toml", "hill", None, &common::temp_dir("surface-hill")).unwrap();
-    let (particles, water_volume) = (loaded.flow.gas.total(), loaded.flow.water_volume());
+    let world = tidepool::world::World::from_surface(&loaded);
+    let Fluid::Surface(flow) = &world.fluid else { panic!("not a surface flow") };
+    let (particles, water_volume) = (flow.gas.total(), flow.water_volume());
     assert_eq!(particles, 3 * 400);
     assert!((water_volume - 1200.0 * 0.01 * 0.25).abs() < 1e-12, "volume {water_volume}");
 }

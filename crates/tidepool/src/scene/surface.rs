@@ -5,9 +5,8 @@
 use super::validate::Context;
 use super::{from_toml, SceneError, SceneFile};
 use crate::fluids::lattice::terrain::{read_grayscale_png, InitialWater, Terrain};
-use crate::fluids::lattice::{HarmonicWave, LatticeGas, SurfaceFlow, VerticalForce, WaterExchange};
+use crate::fluids::lattice::{HarmonicWave, VerticalForce, WaterExchange};
 use crate::math::{Real, Vec3};
-use crate::solids::mass_spring::ElasticSheet;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -251,15 +250,44 @@ fn forever() -> f64 {
     f64::INFINITY
 }
 
-/// A validated surface-flow scene and the simulation it starts.
+/// A validated surface-flow scene and the initial state it resolves to.
 #[derive(Clone, Debug)]
 pub struct LoadedSurfaceScene {
     pub scene: SurfaceScene,
     pub text: String,
     pub name: String,
     pub path: Option<PathBuf>,
-    /// The simulation at its start.
-    pub flow: SurfaceFlow,
+    /// The initial state (the world builds the simulation from it).
+    pub setup: SurfaceSetup,
+}
+
+/// A surface flow's initial state as its scene resolves it: the sheet's nodes and material,
+/// the water on it and what adds, removes and pushes it.
+#[derive(Clone, Debug)]
+pub struct SurfaceSetup {
+    /// Nodes along x and z, their spacing (m) and initial heights (m, x fastest).
+    pub dims: [usize; 2],
+    pub spacing: Real,
+    pub heights: Vec<Real>,
+    /// Node mass (kg), spring stiffness (N/m), damping (N s/m), pinned edges.
+    pub mass: Real,
+    pub stiffness: Real,
+    pub damping: Real,
+    pub pinned_edges: bool,
+    /// Water: the height of one particle (m), the particles per node, the nodes in the domain,
+    /// whether the edge is open.
+    pub particle_height: Real,
+    pub counters: Vec<u32>,
+    pub active: Vec<bool>,
+    pub open: bool,
+    /// Rain and evaporation, vertical forces, a travelling wave.
+    pub exchange: WaterExchange,
+    pub forces: Vec<VerticalForce>,
+    pub wave: Option<HarmonicWave>,
+    /// Step length (s), gravity on the sheet (m/s^2), each particle's weight on its node (N).
+    pub dt: Real,
+    pub gravity: Vec3,
+    pub particle_weight: Real,
 }
 
 /// Whether scene text describes a surface flow (it has a `[surface]` table).
@@ -271,8 +299,8 @@ pub fn is_surface_scene(text: &str) -> bool {
 pub fn parse_surface(text: &str, label: &str, name: &str, path: Option<PathBuf>, base_dir: &Path) -> Result<LoadedSurfaceScene, SceneError> {
     let scene: SurfaceScene = from_toml(text, label)?;
     let cx = Context { text, label, base_dir };
-    let flow = build(&scene, &cx)?;
-    Ok(LoadedSurfaceScene { scene, text: text.to_string(), name: name.to_string(), path, flow })
+    let setup = resolve(&scene, &cx)?;
+    Ok(LoadedSurfaceScene { scene, text: text.to_string(), name: name.to_string(), path, setup })
 }
 
 /// Reads, parses and validates a surface-flow scene file.
@@ -287,7 +315,7 @@ fn image(cx: &Context, key: &str, path: &str) -> Result<([usize; 2], Vec<Real>),
     read_grayscale_png(&file).map_err(|e| cx.error(key, format!("image `{}`: {e}", file.display())))
 }
 
-fn build(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceFlow, SceneError> {
+fn resolve(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceSetup, SceneError> {
     let sim = &scene.simulation;
     cx.check(sim.frames >= 1, "simulation.frames", || format!("expected at least 1 frame, got {}", sim.frames))?;
     cx.check(sim.steps_per_frame >= 1, "simulation.steps_per_frame", || "expected at least 1 step per frame".into())?;
@@ -327,10 +355,6 @@ fn build(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceFlow, SceneError> 
             (dims, terrain.sample(dims, s.spacing))
         }
     };
-    let mut sheet = ElasticSheet::new(dims, s.spacing, |i, j| heights[i + dims[0] * j], s.mass, s.stiffness, s.damping);
-    if s.pinned_edges {
-        sheet.pin_edges();
-    }
     let w = &scene.water;
     cx.positive(w.particle_height, "water.particle_height", "particle height in m")?;
     cx.check(w.particle_weight.is_finite() && w.particle_weight >= 0.0, "water.particle_weight", || format!("expected a weight >= 0 in N, got {}", w.particle_weight))?;
@@ -347,20 +371,19 @@ fn build(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceFlow, SceneError> 
             InitialWater::Mask { values, peak: *peak }
         }
     };
-    let mut gas = LatticeGas::new(dims, w.particle_height);
-    gas.counters = initial.counters(dims, s.spacing);
-    gas.open = w.boundary == EdgeSpec::Open;
+    let n = dims[0] * dims[1];
+    let mut counters = initial.counters(dims, s.spacing);
+    let mut active = vec![true; n];
     for (h, hole) in w.holes.iter().enumerate() {
         cx.positive(hole.radius, &format!("water.holes[{h}].radius"), "hole radius in m")?;
-        for c in 0..dims[0] * dims[1] {
+        for c in 0..n {
             let (x, z) = ((c % dims[0]) as Real * s.spacing - hole.centre[0], (c / dims[0]) as Real * s.spacing - hole.centre[1]);
             if x * x + z * z < hole.radius * hole.radius {
-                gas.active[c] = false;
-                gas.counters[c] = 0;
+                active[c] = false;
+                counters[c] = 0;
             }
         }
     }
-    let n = dims[0] * dims[1];
     let mut exchange = WaterExchange::default();
     if let Some(rain) = &w.rain {
         cx.check(rain.end >= rain.start, "water.rain.end", || format!("expected an end time after the start ({}), got {}", rain.start, rain.end))?;
@@ -376,11 +399,23 @@ fn build(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceFlow, SceneError> 
     for (k, f) in scene.forces.iter().enumerate() {
         cx.check(f.magnitude.is_finite() && f.end >= f.start, &format!("force[{k}]"), || format!("expected a finite magnitude and an end after the start, got {f:?}"))?;
     }
-    let mut flow = SurfaceFlow::new(sheet, gas, sim.dt);
-    flow.gravity = Vec3::new(0.0, -s.gravity, 0.0);
-    flow.particle_weight = w.particle_weight;
-    flow.forces = scene.forces.iter().map(|f| VerticalForce { magnitude: f.magnitude, start: f.start, end: f.end }).collect();
-    flow.wave = scene.wave.as_ref().map(|w| HarmonicWave { amplitude: w.amplitude, wavenumber: w.wavenumber, frequency: w.frequency });
-    flow.exchange = exchange;
-    Ok(flow)
+    Ok(SurfaceSetup {
+        dims,
+        spacing: s.spacing,
+        heights,
+        mass: s.mass,
+        stiffness: s.stiffness,
+        damping: s.damping,
+        pinned_edges: s.pinned_edges,
+        particle_height: w.particle_height,
+        counters,
+        active,
+        open: w.boundary == EdgeSpec::Open,
+        exchange,
+        forces: scene.forces.iter().map(|f| VerticalForce { magnitude: f.magnitude, start: f.start, end: f.end }).collect(),
+        wave: scene.wave.as_ref().map(|w| HarmonicWave { amplitude: w.amplitude, wavenumber: w.wavenumber, frequency: w.frequency }),
+        dt: sim.dt,
+        gravity: Vec3::new(0.0, -s.gravity, 0.0),
+        particle_weight: w.particle_weight,
+    })
 }
