@@ -96,7 +96,7 @@ pub struct StepReport {
 /// discarded), give the solids `v^{n+1/2}`; contact on those; the solids move over the whole
 /// step with them. The solids then start the velocity update from their time-n velocities
 /// after the collisions.
-pub fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: Real, solve: impl FnOnce(&mut [&mut dyn CoupledSolid])) {
+fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: Real, solve: impl FnOnce(&mut [&mut dyn CoupledSolid])) {
     {
         let (mut parts, groups, statics) = solids.contact_parts();
         contact::collide(&mut parts, &groups, statics, dt, &(dt * gravity));
@@ -125,7 +125,7 @@ pub fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, 
 /// Contact (inelastic, with friction and shock propagation) on every pair of solid parts that
 /// touches at the positions their velocities lead to over `dt`, then the solids' internal
 /// constraints restored. Returns whether any pair touched.
-pub fn contact_all(solids: &mut Solids, dt: Real) -> bool {
+fn contact_all(solids: &mut Solids, dt: Real) -> bool {
     let touched = {
         let (mut parts, groups, statics) = solids.contact_parts();
         let touching = contact::touching(&parts, &groups, statics, dt);

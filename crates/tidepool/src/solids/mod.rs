@@ -133,11 +133,6 @@ impl<T> SolidSet<T> {
         self.items.push(solid);
         Handle { index: self.items.len() - 1, kind: PhantomData }
     }
-
-    /// The handles of all solids in the set, in order.
-    pub fn handles(&self) -> impl Iterator<Item = Handle<T>> {
-        (0..self.items.len()).map(|index| Handle { index, kind: PhantomData })
-    }
 }
 
 impl<T> FromIterator<T> for SolidSet<T> {
@@ -187,7 +182,7 @@ impl<T> std::ops::IndexMut<Handle<T>> for SolidSet<T> {
 
 /// All moving solids of a world, one set per kind, and the static geometry they collide with.
 /// A new kind of solid is one more set here and its entry in [`Solids::iter`] and
-/// [`Solids::iter_mut`].
+/// [`all_mut`].
 #[derive(Clone, Debug)]
 pub struct Solids {
     /// Rigid bodies: dynamic, kinematic and static.
@@ -211,7 +206,7 @@ impl Solids {
 
     /// Every solid, mutably, in the order of [`Solids::iter`].
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut dyn Solid> {
-        self.rigid.iter_mut().map(|b| b as &mut dyn Solid).chain(self.reduced.iter_mut().map(|b| b as &mut dyn Solid))
+        all_mut(&mut self.rigid, &mut self.reduced)
     }
 
     /// Whether there is no moving solid.
@@ -235,8 +230,7 @@ impl Solids {
         let mut parts = Vec::new();
         let mut groups = Vec::new();
         let Solids { rigid, reduced, statics } = self;
-        let solids = rigid.iter_mut().map(|b| b as &mut dyn Solid).chain(reduced.iter_mut().map(|b| b as &mut dyn Solid));
-        for (group, solid) in solids.enumerate() {
+        for (group, solid) in all_mut(rigid, reduced).enumerate() {
             for part in solid.contact_parts() {
                 parts.push(part);
                 groups.push(group);
@@ -267,6 +261,12 @@ impl Solids {
         }
         (mesh, velocities)
     }
+}
+
+/// Every solid of the sets, mutably, rigid bodies first (apart from [`Solids`] so that the
+/// static geometry can be borrowed beside it).
+fn all_mut<'a>(rigid: &'a mut SolidSet<RigidBody>, reduced: &'a mut SolidSet<Articulated>) -> impl Iterator<Item = &'a mut dyn Solid> {
+    rigid.iter_mut().map(|b| b as &mut dyn Solid).chain(reduced.iter_mut().map(|b| b as &mut dyn Solid))
 }
 
 /// Encodes a solid's checkpoint state (postcard: compact, exact for floats).

@@ -571,7 +571,9 @@ impl FlipLiquid {
         let marked: [Array3<bool>; 3] = [0, 1, 2].map(|a| face_density[a].par_map(|i, j, k, d| d > 0.0 && !solve::on_closed_wall(&grid, &boundaries, a, [i, j, k])));
         let mut timings = FlipTimings::default();
         timings.rasterize += stopwatch.elapsed().as_secs_f64();
-        FlipSubstep { density, face_density, old: u.clone(), u, marked, offsets: None, timings }
+        // `old` is taken once the velocities are extended and held by the bodies (prepare).
+        let old = [0, 1, 2].map(|_| Array3::filled([0; 3], 0.0));
+        FlipSubstep { density, face_density, u, old, marked, offsets: None, timings }
     }
 
     /// Phase 2, with `bodies` where they are at the end of the step: the obstacle fractions,
