@@ -53,6 +53,7 @@ pub fn flip_params(loaded: &LoadedScene) -> FlipParams {
         density_correction: flip.density_correction,
         suction_depth: flip.suction_depth as usize,
         seed: scene.simulation.seed,
+        moves_bodies: loaded.bodies.iter().any(|b| b.kind == BodyKind::Dynamic || b.reduced.is_some()),
     }
 }
 

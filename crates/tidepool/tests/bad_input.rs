@@ -55,7 +55,6 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("solid open box", format!("{HEAD}\n[[body]]\nshape.open-box = {{ min = [0.2, 0.2, 0.2], max = [0.6, 0.4, 0.6], wall = 0.3 }}\ndensity = 500.0\n"), Some(10), "leaves a hollow"),
         ("path on a dynamic body", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\npath = [[0.0, 0.0, 0.0, 0.0]]\n"), Some(12), "only a kinematic body"),
         ("flip ratio", format!("{HEAD}[liquid]\nmethod = \"flip\"\nflip.flip_ratio = 1.5\n"), Some(10), "between 0 and 1"),
-        ("flip with a dynamic body", format!("{HEAD}[liquid]\nmethod = \"flip\"\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"dynamic\"\ndensity = 500.0\n"), Some(12), "does not move bodies"),
         ("flip explosion radius", format!("{HEAD}[liquid]\nmethod = \"flip\"\n[[liquid.flip.explosion]]\ncenter = [0.5, 0.5, 0.5]\nradius = 0.0\nspeed = 1.0\ntime = 0.0\n"), Some(12), "positive radius"),
         ("flip too many particles", format!("{HEAD}[liquid]\nmethod = \"flip\"\nflip.particles_per_cell = 64\n[[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }}\n").replace("resolution = 8", "resolution = 300"), Some(7), "million particles"),
         ("body kind", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"floating\"\n"), Some(11), "unknown variant `floating`"),

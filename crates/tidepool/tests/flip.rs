@@ -194,50 +194,76 @@ fn a_flip_run_writes_its_outputs() {
     assert_eq!(pvd.matches("<DataSet").count(), 3);
 }
 
-/// A bilateral FLIP tank 0.6 x 0.4 x 0.4 m at 2 cm cells, water 0.2 m deep, with `body`.
-fn flip_tank(simulation: &str, body: &str) -> World {
+/// A FLIP tank in `mode`, 0.6 x 0.4 x 0.4 m at 2 cm cells, water 0.2 m deep, with `body`.
+fn flip_tank(mode: &str, simulation: &str, body: &str) -> World {
     World::build(&common::load(&format!(
         "[simulation]\n{simulation}\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.6, 0.4, 0.4]\nresolution = 30\n\
-         [liquid]\nmethod = \"flip\"\nflip.incompressibility = \"bilateral\"\n\
+         [liquid]\nmethod = \"flip\"\nflip.incompressibility = \"{mode}\"\n\
          [[liquid.region]]\nshape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.2, 2.0] }}\n{body}"
     )))
 }
 
-/// Archimedes in FLIP water: a box (0.2 x 0.12 x 0.2 m, 6 cells tall) of half the water's
-/// density, released a centimetre above its floating depth, settles with half its height
-/// below the surface far from it (the mean of the last two seconds, within 3%; measured
-/// 0.501).
+/// Archimedes in FLIP water, in both modes: a box (0.2 x 0.12 x 0.2 m, 6 cells tall) of half
+/// the water's density, released a centimetre above its floating depth, settles with half its
+/// height below the surface far from it (the mean of the last two seconds, within 3%;
+/// measured 0.501 bilateral). Under water the pressure is positive, so the unilateral bound
+/// does not act there.
 #[test]
 fn floating_box_in_flip_water_settles_at_its_archimedes_depth() {
     let height = 0.12;
-    let mut world = flip_tank("frames = 72\nfps = 24", "[[body]]\nshape.box = { min = [0.2, 0.15, 0.1], max = [0.4, 0.27, 0.3] }\ndensity = 500.0\n");
-    let mut fractions = Vec::new();
-    for _ in 0..72 {
-        frame(&mut world);
-        let bottom = world.solids.rigid[0].position.y - 0.5 * height;
-        fractions.push((common::surface_height(&world, 0.05, 0.05) - bottom) / height);
+    for mode in ["bilateral", "unilateral"] {
+        let mut world = flip_tank(mode, "frames = 72\nfps = 24", "[[body]]\nshape.box = { min = [0.2, 0.15, 0.1], max = [0.4, 0.27, 0.3] }\ndensity = 500.0\n");
+        let mut fractions = Vec::new();
+        for _ in 0..72 {
+            let (_, totals) = frame(&mut world);
+            assert!(totals.converged, "{mode}: the velocity solve did not converge");
+            let bottom = world.solids.rigid[0].position.y - 0.5 * height;
+            fractions.push((common::surface_height(&world, 0.05, 0.05) - bottom) / height);
+        }
+        let mean = common::settled(&fractions);
+        assert!((mean - 0.5).abs() < 0.03 * 0.5, "{mode}: submerged fraction {mean}, frames {fractions:?}");
+        let body = &world.solids.rigid[0];
+        assert!(body.velocity.norm() < 0.02 && body.angular_velocity().norm() < 0.2, "{mode}: still moving: {:?} {:?}", body.velocity, body.angular_velocity());
     }
-    let mean = common::settled(&fractions);
-    assert!((mean - 0.5).abs() < 0.03 * 0.5, "submerged fraction {mean}, frames {fractions:?}");
-    let body = &world.solids.rigid[0];
-    assert!(body.velocity.norm() < 0.02 && body.angular_velocity().norm() < 0.2, "still moving: {:?} {:?}", body.velocity, body.angular_velocity());
 }
 
 /// Without gravity, a ball moving through FLIP water changes its momentum only through the
 /// coupled solves: by minus the impulse they gave the liquid, to round-off, every substep;
-/// and it does feel the water.
+/// and it does feel the water. In both modes.
 #[test]
 fn ball_and_flip_water_exchange_equal_and_opposite_impulses_every_substep() {
-    let mut world =
-        flip_tank("frames = 1\ngravity = [0.0, 0.0, 0.0]", "[[body]]\nshape.sphere = { center = [0.2, 0.1, 0.2], radius = 0.05 }\ndensity = 700.0\nvelocity = [0.6, 0.2, 0.0]\n");
-    let mut exchanged = 0.0;
-    for _ in 0..30 {
-        let before = world.solids.rigid[0].mass * world.solids.rigid[0].velocity;
-        let dt = world.cfl_dt().min(0.01);
-        let report = tidepool::pipeline::step(&mut world, dt).unwrap();
-        let received = world.solids.rigid[0].mass * world.solids.rigid[0].velocity - before;
-        assert!((received + report.impulse_on_liquid).norm() <= 1e-10 * before.norm(), "{received:?} vs {:?}", report.impulse_on_liquid);
-        exchanged += received.norm();
+    for mode in ["bilateral", "unilateral"] {
+        let body = "[[body]]\nshape.sphere = { center = [0.2, 0.1, 0.2], radius = 0.05 }\ndensity = 700.0\nvelocity = [0.6, 0.2, 0.0]\n";
+        let mut world = flip_tank(mode, "frames = 1\ngravity = [0.0, 0.0, 0.0]", body);
+        let mut exchanged = 0.0;
+        for _ in 0..30 {
+            let before = world.solids.rigid[0].mass * world.solids.rigid[0].velocity;
+            let dt = world.cfl_dt().min(0.01);
+            let report = tidepool::pipeline::step(&mut world, dt).unwrap();
+            let received = world.solids.rigid[0].mass * world.solids.rigid[0].velocity - before;
+            assert!((received + report.impulse_on_liquid).norm() <= 1e-10 * before.norm(), "{mode}: {received:?} vs {:?}", report.impulse_on_liquid);
+            exchanged += received.norm();
+        }
+        assert!(exchanged > 0.1 * world.solids.rigid[0].mass * 0.6, "{mode}: the ball hardly felt the water: {exchanged} N s");
     }
-    assert!(exchanged > 0.1 * world.solids.rigid[0].mass * 0.6, "the ball hardly felt the water: {exchanged} N s");
+}
+
+/// The unilateral mode's pressures never pull: a heavy ball shot upwards out of the water
+/// (no gravity) leaves the liquid behind instead of dragging it by suction, every pressure of
+/// its steps at least zero, where the bilateral mode, which may pull, has negative ones.
+#[test]
+fn unilateral_pressures_never_pull_on_a_body() {
+    let mut lowest = Vec::new();
+    for mode in ["bilateral", "unilateral"] {
+        let body = "[[body]]\nshape.sphere = { center = [0.3, 0.12, 0.2], radius = 0.05 }\ndensity = 2000.0\nvelocity = [0.0, 1.5, 0.0]\n";
+        let mut world = flip_tank(mode, "frames = 1\ngravity = [0.0, 0.0, 0.0]", body);
+        let mut least: Real = 0.0;
+        for _ in 0..6 {
+            tidepool::pipeline::step(&mut world, 0.005).unwrap();
+            least = least.min(flip(&world).pressure.as_slice().iter().copied().fold(0.0, Real::min));
+        }
+        lowest.push(least);
+    }
+    assert!(lowest[0] < -1.0, "the bilateral mode never pulled ({} Pa): the test does not test the bound", lowest[0]);
+    assert!(lowest[1] >= 0.0, "the unilateral mode pulled with {} Pa", lowest[1]);
 }

@@ -51,7 +51,7 @@ use poisson::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neigh
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
+use tidepool_linalg::{largest_eigenvalue, mprgp, pcg, FreeSetPreconditioner, LinearOperator, Mic0, MprgpParams, PcgParams, Preconditioner, Stencil7};
 
 /// Smallest share of a coupled face's dual cell left to the liquid (bounds the coefficients
 /// where a solid fills a dual cell next to a pressure unknown almost completely).
@@ -317,6 +317,19 @@ impl CoupledSystem<'_, '_> {
         }
     }
 
+    /// The diagonal of the whole system: the pressure block's (with every coupled face's
+    /// `open^2 / m_f` on its cells) and the impulse block's.
+    fn diagonal(&self) -> Vec<Real> {
+        let mut diagonal = self.pressure.diag.clone();
+        for face in &self.faces {
+            for &(c, _) in face.cells.iter().flatten() {
+                diagonal[c] += face.open * face.open / face.mass;
+            }
+        }
+        diagonal.extend(self.impulse_diagonal());
+        diagonal
+    }
+
     /// Diagonal of the impulse block.
     fn impulse_diagonal(&self) -> Vec<Real> {
         self.faces
@@ -401,6 +414,31 @@ impl Preconditioner for CoupledPreconditioner<'_> {
         let (zq, zmu) = z.split_at_mut(n);
         for (f, face) in self.faces.iter().enumerate() {
             zmu[f] = r[n + f] / self.impulse_diagonal[f] - face.pressure_term(zq);
+        }
+    }
+}
+
+/// Jacobi on MPRGP's free set: `z = r / diag` on free variables, zero on the others.
+struct FreeSetJacobi {
+    inverse: Vec<Real>,
+    free: Vec<bool>,
+}
+
+impl FreeSetJacobi {
+    fn new(diagonal: Vec<Real>) -> Self {
+        let free = vec![true; diagonal.len()];
+        FreeSetJacobi { inverse: diagonal.into_iter().map(|d| if d > 0.0 { 1.0 / d } else { 0.0 }).collect(), free }
+    }
+}
+
+impl FreeSetPreconditioner for FreeSetJacobi {
+    fn set_free(&mut self, free: &[bool]) {
+        self.free.copy_from_slice(free);
+    }
+
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        for (((zi, ri), d), f) in z.iter_mut().zip(r).zip(&self.inverse).zip(&self.free) {
+            *zi = if *f { ri * d } else { 0.0 };
         }
     }
 }
@@ -545,6 +583,11 @@ pub struct FluidView<'a> {
     pub density: Real,
     /// Tolerance and iteration cap of the solve.
     pub params: PcgParams,
+    /// Whether the liquid resists compression only (Gerszewski sec. 3.1): pressures are then
+    /// bounded below by zero, so cells may expand (separate) but not compress, and the system
+    /// is solved as a bound-constrained QP by MPRGP, the impulses free. Otherwise the liquid is
+    /// incompressible and the system is solved by PCG.
+    pub unilateral: bool,
 }
 
 /// Projects `velocity` together with `solids` over `dt`: afterwards the liquid is divergence
@@ -560,14 +603,26 @@ pub fn project(
     divergence: Real,
     solids: &mut [&mut dyn CoupledSolid],
 ) -> ([Array3<bool>; 3], CouplingReport) {
-    let FluidView { grid, phi, statics: static_solids, density, params } = fluid;
+    let FluidView { grid, phi, statics: static_solids, density, params, unilateral } = fluid;
     let to_scaled = dt / (density * grid.dx);
     let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
     let mut solution: Vec<Real> = pressure.as_slice().iter().zip(unknown.as_slice()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
     solution.resize(system.len(), 0.0);
-    let info = {
+    let (iterations, residual, converged) = if unilateral {
+        // min 1/2 x^T A x - rhs^T x with the pressures at least zero; the part of `rhs` in
+        // the nullspace (a closed region's uniform pressure) is removed as PCG removes it.
+        let mut c: Vec<Real> = rhs.iter().map(|r| -r).collect();
+        system.project_nullspace(&mut c);
+        let cells = grid.cell_count();
+        let lower: Vec<Real> = (0..system.len()).map(|i| if i < cells { 0.0 } else { Real::NEG_INFINITY }).collect();
+        let (norm, _) = largest_eigenvalue(&system, &mut Vec::new(), 1e-3, 200);
+        let step = MprgpParams { tolerance: params.tolerance, max_iterations: params.max_iterations, gamma: 1.0, step_length: 1.8 / norm.max(1e-300) };
+        let info = mprgp(&system, &mut FreeSetJacobi::new(system.diagonal()), &c, &lower, &mut solution, step);
+        (info.iterations, info.relative_residual, info.converged)
+    } else {
         let preconditioner = CoupledPreconditioner::new(&system.pressure, &system.faces, system.impulse_diagonal());
-        pcg(&system, &preconditioner, &rhs, &mut solution, params)
+        let info = pcg(&system, &preconditioner, &rhs, &mut solution, params);
+        (info.iterations, info.relative_residual, info.converged)
     };
     let CoupledSystem { faces, by_solid, points, cell_mass, .. } = system;
     let n = grid.cell_count();
@@ -591,12 +646,7 @@ pub fn project(
     let to_pascal = 1.0 / to_scaled;
     *pressure = q.par_map(|i, j, k, v| if unknown.get(i, j, k) { v * to_pascal } else { 0.0 });
     let report = CouplingReport {
-        projection: ProjectionReport {
-            unknowns: unknown.as_slice().iter().filter(|&&u| u).count() + faces.len(),
-            iterations: info.iterations,
-            residual: info.relative_residual,
-            converged: info.converged,
-        },
+        projection: ProjectionReport { unknowns: unknown.as_slice().iter().filter(|&&u| u).count() + faces.len(), iterations, residual, converged },
         faces: faces.len(),
         impulse_on_liquid,
     };
@@ -710,7 +760,7 @@ mod tests {
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
         let momentum_before = t.body.mass * t.body.velocity;
         let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params };
+        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, unilateral: false };
         let (valid, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids);
         assert!(report.projection.converged);
         let received = t.body.mass * t.body.velocity - momentum_before;
@@ -771,7 +821,7 @@ mod tests {
         t.phi = t.phi.par_map(|_, _, _, _| -1.0);
         let mut pressure = t.grid.zeros(Location::Cell);
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
-        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params };
+        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, unilateral: false };
         let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.01, &mut []);
         assert!(report.projection.converged, "{report:?}");
     }

@@ -4,7 +4,6 @@ use super::locate;
 use super::schema::*;
 use crate::error::SceneError;
 use crate::fluids::eulerian::estimate_memory_bytes;
-use crate::fluids::flip::Incompressibility;
 use crate::geometry::creatures::{self, Creature};
 use crate::geometry::{mesh_io, Shape, TriMesh};
 use crate::grid::Grid;
@@ -337,13 +336,6 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             (None, None) if body.kind != BodyKind::Dynamic => 1.0,
             (None, None) => return Err(cx.error(&key, "a dynamic body needs a density (kg/m^3) or a mass (kg)")),
         };
-        let unilateral = liquid.method == LiquidMethod::Flip && flip.incompressibility == Incompressibility::Unilateral;
-        cx.check(!unilateral || body.kind != BodyKind::Dynamic, &format!("{key}.kind"), || {
-            "a unilateral FLIP liquid does not move bodies: set liquid.flip.incompressibility = \"bilateral\" \
-             (bodies two-way coupled to FLIP water), give the body kind = \"static\" or \"kinematic\" (a moving \
-             obstacle), or simulate the liquid with method = \"level-set\""
-                .into()
-        })?;
         cx.finite3(&body.rotate, &format!("{key}.rotate"))?;
         cx.finite3(&body.velocity, &format!("{key}.velocity"))?;
         cx.finite3(&body.angular_velocity, &format!("{key}.angular_velocity"))?;

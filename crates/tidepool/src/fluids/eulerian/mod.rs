@@ -264,7 +264,7 @@ impl LevelSetLiquid {
 
     /// The liquid as the coupled solve sees it.
     fn view<'a>(&'a self, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
-        FluidView { grid, phi: &self.phi, statics: solids, density: self.params.density, params: self.params.pressure }
+        FluidView { grid, phi: &self.phi, statics: solids, density: self.params.density, params: self.params.pressure, unilateral: false }
     }
 
     /// The coupled solve of the bodies' position update: the liquid's velocity plus `dt`
@@ -280,7 +280,7 @@ impl LevelSetLiquid {
     }
 
     fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
-        let view = FluidView { grid, phi: &self.phi, statics: solids, density: self.params.density, params: self.params.pressure };
+        let view = FluidView { grid, phi: &self.phi, statics: solids, density: self.params.density, params: self.params.pressure, unilateral: false };
         let (valid, report) = coupling::project(view, &mut self.velocity, &mut self.pressure, dt, divergence, bodies);
         self.last_projection = report.projection;
         (valid, report)

@@ -96,6 +96,9 @@ pub struct FlipParams {
     pub suction_depth: usize,
     /// Seed of the particle placement.
     pub seed: u64,
+    /// Whether dynamic bodies float in the liquid: the velocity solve is then the monolithic
+    /// one with them in either mode.
+    pub moves_bodies: bool,
 }
 
 /// Cells and faces with less mass than this share of a full cell's are air (sec. 3.2.1).
@@ -606,22 +609,24 @@ impl FlipLiquid {
         sub.timings.solve += stopwatch.elapsed().as_secs_f64();
     }
 
-    /// Phase 3: the velocity solve. Unilateral: the LCP by MPRGP (eq. 3.3-3.8), with moving
-    /// obstacles as blurred fractions. Bilateral: the monolithic solve with the bodies
-    /// ([`coupling::project`]): the liquid incompressible where its cells are at least half
-    /// full ([`FlipLiquid::liquid_phi`]), the bodies receiving the impulses its pressure puts
-    /// on them. Returns the impulse the bodies gave the liquid.
+    /// Phase 3: the velocity solve. Unilateral without bodies to move: the LCP by MPRGP
+    /// (eq. 3.3-3.8), with moving obstacles as blurred fractions. Bilateral, or unilateral
+    /// with bodies the liquid moves: the monolithic solve with the bodies
+    /// ([`coupling::project`]) over the cells at least half full
+    /// ([`FlipLiquid::liquid_phi`]), the bodies receiving the impulses the liquid's pressure
+    /// puts on them; unilateral, its pressures bounded below by zero (MPRGP with the impulses
+    /// free). Returns the impulse the bodies gave the liquid.
     pub fn project(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> Vec3 {
         let stopwatch = Instant::now();
         let impulse = match self.params.incompressibility {
-            Incompressibility::Unilateral => {
+            Incompressibility::Unilateral if !self.params.moves_bodies => {
                 let density = std::mem::replace(&mut sub.density, Array3::filled([0; 3], 0.0));
                 let p = self.unilateral_projection(dt, &density, &sub.face_density, &mut sub.u);
                 sub.density = density;
                 self.pressure = Array3::from_vec(self.grid.dims, p.iter().map(|p| p / dt).collect());
                 Vec3::zeros()
             }
-            Incompressibility::Bilateral => {
+            _ => {
                 let shapes: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b as &dyn CoupledSolid).collect();
                 let phi = self.liquid_phi(&sub.density, &shapes);
                 drop(shapes);
@@ -636,10 +641,10 @@ impl FlipLiquid {
         impulse
     }
 
-    /// Phase 3 again where contact changed the bodies' velocities after the solve (bilateral):
+    /// Phase 3 again where contact changed the bodies' velocities after a monolithic solve:
     /// the liquid projected with the bodies held at their new velocities.
     pub fn project_held(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &[&dyn CoupledSolid]) {
-        if self.params.incompressibility == Incompressibility::Bilateral {
+        if self.params.incompressibility == Incompressibility::Bilateral || self.params.moves_bodies {
             let stopwatch = Instant::now();
             let phi = self.liquid_phi(&sub.density, bodies);
             let mut held: Vec<Held> = bodies.iter().map(|b| Held(*b)).collect();
@@ -668,13 +673,10 @@ impl FlipLiquid {
         self.check(settings.max_speed)
     }
 
-    /// The coupled solve of the bodies' position update (bilateral): the grid velocity of the
-    /// last step plus `h` of `gravity`, projected over `h` with `bodies`, which keep their new
+    /// The coupled solve of the bodies' position update: the grid velocity of the last step
+    /// plus `h` of `gravity`, projected over `h` with `bodies`, which keep their new
     /// velocities; the liquid's state is left as it was. `sub` holds this step's density.
     pub fn solve_for_bodies(&self, sub: &FlipSubstep, gravity: &Vec3, h: Real, bodies: &mut [&mut dyn CoupledSolid]) {
-        if self.params.incompressibility != Incompressibility::Bilateral {
-            return;
-        }
         let shapes: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b as &dyn CoupledSolid).collect();
         let phi = self.liquid_phi(&sub.density, &shapes);
         drop(shapes);
@@ -688,7 +690,8 @@ impl FlipLiquid {
 
     /// The liquid as the coupled solve sees it.
     fn view<'a>(&'a self, phi: &'a Array3<Real>) -> FluidView<'a> {
-        FluidView { grid: &self.grid, phi, statics: &self.statics, density: self.params.density, params: self.params.solver }
+        let unilateral = self.params.incompressibility == Incompressibility::Unilateral;
+        FluidView { grid: &self.grid, phi, statics: &self.statics, density: self.params.density, params: self.params.solver, unilateral }
     }
 
     /// Projects `u` with `bodies` (sharp obstacles, the liquid given by `phi`) and keeps the
