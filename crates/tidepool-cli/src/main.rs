@@ -219,7 +219,7 @@ fn describe(world: &World) -> String {
 /// and time step.
 fn check(path: &Path) -> anyhow::Result<u8> {
     let scene = scene::load_any(path)?;
-    let world = World::of(&scene);
+    let world = World::of(&scene)?;
     let mut out = String::new();
     let loaded = match &scene {
         AnyScene::Surface(loaded) => {

@@ -148,12 +148,9 @@ pub const TORI_POOL: &str = include_str!("../../../scenes/tori_pool.toml");
 pub fn tori_pool(substeps: usize) -> Value {
     let rigid: String = TORI_POOL.lines().filter(|l| !l.starts_with("deformable")).map(|l| format!("{l}\n")).collect();
     let loaded = scene::parse(TORI_POOL, "tori-pool", "tori-pool", None, std::path::Path::new(".")).expect("benchmark scene is valid");
-    let body = &loaded.scene.bodies[0];
-    let d = body.deformable.as_ref().expect("the tori are deformable");
-    let model = &loaded.bodies[0].reduced.as_ref().expect("the tori are deformable").parts[0].1;
-    let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density: loaded.bodies[0].density };
+    let torus = &loaded.models[0];
     let start = Instant::now();
-    let again = crate::solids::reduced::body::ReducedModel::new(&model.mesh, &material, d.modes as usize, d.damping, false, None).expect("the torus has modes");
+    let again = crate::solids::reduced::body::ReducedModel::new(&torus.mesh, &torus.material, torus.modes, torus.damping, false, None).expect("the torus has modes");
     let modal_seconds = start.elapsed().as_secs_f64();
     json!({
         "case": "tori-pool",
@@ -169,7 +166,7 @@ pub fn tori_pool(substeps: usize) -> Value {
 pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Value {
     let loaded = scene::parse(text, name, name, None, std::path::Path::new(".")).expect("benchmark scene is valid");
     let start = Instant::now();
-    let mut world = World::build(&loaded);
+    let mut world = World::build(&loaded).expect("benchmark scene builds");
     let world = &mut world;
     let setup = start.elapsed().as_secs_f64();
     let grid = *world.fluid.grid().expect("benchmark scenes are liquid scenes");
@@ -223,7 +220,7 @@ fn flip_dam_break_world(resolution: u32, incompressibility: &str) -> World {
          [[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [0.6, 0.8, 1.0] }}\n"
     );
     let loaded = scene::parse(&text, "bench", "bench", None, std::path::Path::new(".")).expect("valid bench scene");
-    World::build(&loaded)
+    World::build(&loaded).expect("valid bench scene")
 }
 
 /// One substep of a FLIP world: its solves and phase timings.

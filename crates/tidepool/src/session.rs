@@ -18,7 +18,7 @@ pub fn output_directory(scene: &AnyScene, override_dir: Option<&Path>) -> PathBu
 /// scene copy and `run.json`, creates the sinks and, for a fresh run, writes frame 0. Returns the
 /// driver ready to run and the frame it resumed after, if any.
 pub fn start(scene: &AnyScene, dir: &Path, resume: bool, mut info: RunInfo) -> Result<(Driver, Option<u32>)> {
-    let mut world = World::of(scene);
+    let mut world = World::of(scene)?;
     let resumed = if resume { Some(checkpoint::resume(dir, &mut world, scene)?) } else { None };
     info.resumed_after_frame = resumed;
     output::prepare(dir, scene, &info)?;

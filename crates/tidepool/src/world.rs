@@ -1,5 +1,6 @@
 //! The state of one simulation. No loop and no I/O here.
 
+use crate::error::SceneError;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
 use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
@@ -98,15 +99,17 @@ pub struct World {
 
 impl World {
     /// Sets up the initial state of a scene of either kind.
-    pub fn of(scene: &AnyScene) -> World {
+    pub fn of(scene: &AnyScene) -> Result<World, SceneError> {
         match scene {
             AnyScene::Liquid(loaded) => World::build(loaded),
-            AnyScene::Surface(loaded) => World::from_surface(loaded),
+            AnyScene::Surface(loaded) => Ok(World::from_surface(loaded)),
         }
     }
 
-    /// Sets up the initial state of a liquid scene (level set or FLIP, by `liquid.method`).
-    pub fn build(loaded: &LoadedScene) -> World {
+    /// Sets up the initial state of a liquid scene (level set or FLIP, by `liquid.method`):
+    /// runs the modal analysis of its deformable bodies, whose failures (and joints that do
+    /// not hold) are errors at the scene's values.
+    pub fn build(loaded: &LoadedScene) -> Result<World, SceneError> {
         let scene = &loaded.scene;
         let grid = loaded.grid;
         let settings = scene.simulation.settings();
@@ -120,10 +123,11 @@ impl World {
             obstacles: loaded.obstacles.iter().map(|(_, shape)| shape.sampled(0.25 * grid.dx, grid.dx)).collect(),
             material: STATIC_MATERIAL,
         });
+        let models = reduced_models(loaded)?;
         for b in &loaded.bodies {
             match &b.reduced {
                 Some(setup) => {
-                    solids.reduced.insert(articulated(b, setup));
+                    solids.reduced.insert(articulated(b, setup, &models).map_err(|e| loaded.error(&format!("{}.shape", setup.key), e))?);
                 }
                 None => {
                     solids.rigid.insert(rigid_body(b, &grid));
@@ -158,7 +162,7 @@ impl World {
                 Fluid::LevelSet(Box::new(LevelSetFluid { grid, statics, liquid, sources: loaded.liquid_sources() }))
             }
         };
-        World { settings, fluid, solids, clock: Clock::default() }
+        Ok(World { settings, fluid, solids, clock: Clock::default() })
     }
 
     /// Sets up the initial state of a surface-flow scene: frames of `steps_per_frame` steps of
@@ -259,15 +263,16 @@ impl World {
 
 /// A reduced deformable body as its scene sets it up: turned by its initial orientation about
 /// its centre of mass, moving with its initial velocity and spin (about that centre).
-fn articulated(setup: &BodySetup, reduced: &ReducedSetup) -> Articulated {
-    let mass: Real = reduced.parts.iter().map(|(_, model, _)| model.mass).sum();
-    let centre = reduced.parts.iter().map(|(_, model, x)| model.mass * x).sum::<Vec3>() / mass;
+fn articulated(setup: &BodySetup, reduced: &ReducedSetup, models: &[Arc<ReducedModel>]) -> Result<Articulated, String> {
+    // Each part's model is centred on its mesh's centre of mass.
+    let parts: Vec<(&str, &Arc<ReducedModel>, Vec3)> = reduced.parts.iter().map(|p| (p.name.as_str(), &models[p.model], p.position + models[p.model].centre_offset)).collect();
+    let mass: Real = parts.iter().map(|(_, model, _)| model.mass).sum();
+    let centre = parts.iter().map(|(_, model, x)| model.mass * x).sum::<Vec3>() / mass;
     let turn = |x: &Vec3| centre + setup.orientation * (x - centre);
-    let bodies = reduced
-        .parts
+    let bodies = parts
         .iter()
-        .map(|(name, model, position)| {
-            let mut b = ReducedBody::new(name, model.clone(), turn(position));
+        .map(|&(name, model, position)| {
+            let mut b = ReducedBody::new(name, Arc::clone(model), turn(&position));
             b.orientation = setup.orientation;
             b.velocity = setup.velocity + setup.angular_velocity.cross(&(b.position - centre));
             b.material = Material { restitution: setup.restitution, friction: setup.friction };
@@ -277,7 +282,22 @@ fn articulated(setup: &BodySetup, reduced: &ReducedSetup) -> Articulated {
         .collect();
     let joints: Vec<(usize, usize, Vec3)> = reduced.joints.iter().map(|&(p, c, x)| (p, c, turn(&x))).collect();
     let actuators: Vec<(usize, Vec3, Vec3)> = reduced.actuators.iter().map(|&(b, x, f)| (b, turn(&x), setup.orientation * f)).collect();
-    Articulated::new(&setup.name, bodies, &joints, &actuators, reduced.profile, reduced.skin).expect("joints are checked when the scene is read")
+    Articulated::new(&setup.name, bodies, &joints, &actuators, reduced.profile, reduced.skin)
+}
+
+/// The modal analysis of the scene's deformable models (kept in the disk cache where there
+/// is one).
+fn reduced_models(loaded: &LoadedScene) -> Result<Vec<Arc<ReducedModel>>, SceneError> {
+    let cache = crate::solids::reduced::cache::directory();
+    loaded
+        .models
+        .iter()
+        .map(|m| {
+            ReducedModel::new(&m.mesh, &m.material, m.modes, m.damping, false, cache.as_deref())
+                .map(Arc::new)
+                .map_err(|e| loaded.error(&format!("{}.modes", m.key), format!("the body's mesh ({} tetrahedra): {e}", m.mesh.tets.len())))
+        })
+        .collect()
 }
 
 /// The signed distance to obstacles and bodies together at cell centres (`None` without

@@ -100,3 +100,20 @@ fn meshes_in_obj_and_ply_give_the_same_obstacle() {
     let (obj, ply) = (volume("rock.obj"), volume("rock.ply"));
     assert!(obj > 0.0 && (obj - ply).abs() < 1e-6 * obj, "{obj} vs {ply}");
 }
+
+/// What only building the world finds (the modal analysis of a deformable body) is located
+/// in the scene like any other error: a 0.2 m cube meshed at 0.15 m spacing has too few
+/// particles for 64 modes.
+#[test]
+fn errors_found_when_the_world_is_built_are_located() {
+    let text =
+        format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ young = 1e5, modes = 64, spacing = 0.15 }}\n");
+    let loaded = scene::parse(&text, "bad.toml", "bad", None, Path::new(".")).expect("the scene itself is valid");
+    let err = match tidepool::world::World::build(&loaded) {
+        Ok(_) => panic!("64 modes of a coarse cube accepted"),
+        Err(e) => e,
+    };
+    let message = err.to_string();
+    assert!(message.starts_with("bad.toml:12:"), "{message}");
+    assert!(message.contains("modes asked for"), "{message}");
+}

@@ -148,7 +148,7 @@ density = 700.0
 velocity = [0.8, 0.3, 0.0]
 "#,
     );
-    let mut world = World::build(&loaded);
+    let mut world = World::build(&loaded).expect("the scene builds");
     let mut exchanged = 0.0;
     for _ in 0..40 {
         let before = world.solids.rigid[0].mass * world.solids.rigid[0].velocity;
@@ -180,7 +180,7 @@ shape.sphere = { center = [0.3, 0.25, 0.15], radius = 0.06 }
 density = 2000.0
 "#,
     );
-    let mut world = World::build(&loaded);
+    let mut world = World::build(&loaded).expect("the scene builds");
     let (start, dt) = (world.solids.rigid[0].position, 0.01);
     tidepool::pipeline::step(&mut world, dt).unwrap();
     let (moved, v) = (world.solids.rigid[0].position - start, world.solids.rigid[0].velocity);
@@ -208,7 +208,7 @@ velocity = [0.3, 0.0, 0.0]
 angular_velocity = [0.0, 0.5, 0.0]
 "#,
     );
-    let start = World::build(&loaded).solids.rigid[0].clone();
+    let start = World::build(&loaded).expect("the scene builds").solids.rigid[0].clone();
     let (world, records) = common::simulate(&loaded, 24);
     let paddle = &world.solids.rigid[0];
     assert!((paddle.position - (start.position + Vec3::new(0.3, 0.0, 0.0))).norm() < 1e-9, "paddle at {:?}", paddle.position);
@@ -236,7 +236,7 @@ shape.open-box = { min = [0.4, 0.225, 0.15], max = [0.8, 0.375, 0.45], wall = 0.
 density = 300.0
 "#,
     );
-    let boat = World::build(&loaded).solids.rigid[0].clone();
+    let boat = World::build(&loaded).expect("the scene builds").solids.rigid[0].clone();
     let expected = boat.mass / (1000.0 * 0.4 * 0.3);
     // Points of the hull in the body's frame: the middle of its bottom, and of its hollow.
     let (bottom, hollow) = (Vec3::new(0.6, 0.225, 0.3) - boat.position, Vec3::new(0.6, 0.33, 0.3) - boat.position);
@@ -285,7 +285,7 @@ density = 250.0
         ),
     );
     std::fs::remove_file(&path).unwrap();
-    let bowl = World::build(&loaded).solids.rigid[0].clone();
+    let bowl = World::build(&loaded).expect("the scene builds").solids.rigid[0].clone();
     let outer = r + 0.5 * t;
     let cap = |h: Real| PI * h * h * (3.0 * outer - h) / 3.0;
     let (mut lo, mut hi) = (0.0, outer);
@@ -352,7 +352,7 @@ shape.box = { min = [0.2, 0.25, 0.1], max = [0.3, 0.35, 0.3] }
 path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
 "#,
     );
-    let start = World::build(&loaded).solids.rigid[0].position;
+    let start = World::build(&loaded).expect("the scene builds").solids.rigid[0].position;
     common::each_frame(&loaded, 24, |world, record| {
         let t = record.time;
         let offset = if t <= 0.25 {

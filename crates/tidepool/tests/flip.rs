@@ -18,7 +18,7 @@ fn flip_box(max: [f64; 3], resolution: u32, lo: [f64; 3], hi: [f64; 3], mode: &s
          [liquid]\nmethod = \"flip\"\n[liquid.flip]\nincompressibility = \"{mode}\"\n{extra}\n\
          [[liquid.region]]\nshape.box = {{ min = {lo:?}, max = {hi:?} }}\n"
     ));
-    World::build(&loaded)
+    World::build(&loaded).expect("the scene builds")
 }
 
 /// The world's FLIP liquid.
@@ -150,7 +150,7 @@ fn a_kinematic_paddle_pushes_the_liquid_and_no_particle_enters_it() {
          [liquid]\nmethod = \"flip\"\n[[liquid.region]]\nshape.box = { min = [0.0, 0.0, 0.0], max = [0.8, 0.15, 0.3] }\n\
          [[body]]\nkind = \"kinematic\"\nshape.box = { min = [0.1, 0.03, 0.05], max = [0.15, 0.3, 0.25] }\nvelocity = [0.6, 0.0, 0.0]\n",
     );
-    let mut world = World::build(&loaded);
+    let mut world = World::build(&loaded).expect("the scene builds");
     let count = flip(&world).positions.len();
     for _ in 0..9 {
         frame(&mut world);
@@ -201,6 +201,7 @@ fn flip_tank(mode: &str, simulation: &str, body: &str) -> World {
          [liquid]\nmethod = \"flip\"\nflip.incompressibility = \"{mode}\"\n\
          [[liquid.region]]\nshape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.2, 2.0] }}\n{body}"
     )))
+    .expect("the scene builds")
 }
 
 /// Archimedes in FLIP water, in both modes: a box (0.2 x 0.12 x 0.2 m, 6 cells tall) of half

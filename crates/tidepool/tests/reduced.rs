@@ -77,8 +77,8 @@ density = 600.0
 deformable = { young = 1e5, modes = 0, spacing = 0.025 }
 "#,
     );
-    let mut reduced = World::build(&loaded);
-    let mut rigid = World::build(&loaded);
+    let mut reduced = World::build(&loaded).expect("the scene builds");
+    let mut rigid = World::build(&loaded).expect("the scene builds");
     let body = rigid.solids.reduced[0].bodies[0].clone();
     let model = &body.model;
     let mut twin = RigidBody::new("ball", BodyKind::Dynamic, &model.surface.translated(&body.position), 600.0, Material { restitution: 0.0, friction: 0.5 }, 0.0125);
@@ -143,7 +143,7 @@ density = 1200.0
 deformable = { young = 1e5, modes = 4, spacing = 0.02 }
 "#,
     );
-    let world = World::build(&loaded);
+    let world = World::build(&loaded).expect("the scene builds");
     let (flat, upright) = (&world.solids.reduced[0].bodies[0], &world.solids.reduced[1].bodies[0]);
     assert!(std::sync::Arc::ptr_eq(&flat.model, &upright.model), "the tori hold different models");
     assert!(std::sync::Arc::ptr_eq(&world.solids.reduced[2].bodies[0].model, &world.solids.reduced[3].bodies[0].model), "the starfish hold different models");
@@ -175,7 +175,7 @@ actuation = { profile = "sine", frequency = 1.0, force = 6.0 }
 "#,
     );
     let (mut separation, mut energy, mut swing): (Real, Real, Real) = (0.0, 0.0, 0.0);
-    let start = World::build(&loaded).solids.reduced[0].bodies.iter().map(|b| b.orientation).collect::<Vec<_>>();
+    let start = World::build(&loaded).expect("the scene builds").solids.reduced[0].bodies.iter().map(|b| b.orientation).collect::<Vec<_>>();
     common::each_frame(&loaded, 120, |world, _| {
         let jelly = &world.solids.reduced[0];
         separation = separation.max(jelly.joint_separation());
@@ -214,7 +214,7 @@ fn deformable_body_from_a_tetgen_file() {
         )
     };
     let loaded = common::load(&scene("block.node"));
-    let world = World::build(&loaded);
+    let world = World::build(&loaded).expect("the scene builds");
     let body = &world.solids.reduced[0].bodies[0];
     assert_eq!(body.model.mesh.tets.len(), block.tets.len());
     assert!((body.model.mass - 500.0 * 0.2 * 0.1 * 0.1).abs() < 1e-9, "mass {}", body.model.mass);

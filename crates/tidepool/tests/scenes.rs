@@ -14,7 +14,7 @@ fn every_example_scene_loads_builds_and_runs_a_frame() {
         let surface_flow = std::fs::read_to_string(&path).is_ok_and(|text| scene::surface::is_surface_scene(&text));
         if path.extension().is_some_and(|e| e == "toml") && !surface_flow {
             let loaded = scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            let world = World::build(&loaded);
+            let world = World::build(&loaded).expect("the scene builds");
             assert!(world.fluid.measures().volume > 0.0, "{}: no liquid", path.display());
             let (_, records) = common::simulate(&loaded, 1);
             assert!(records[1].substeps > 0 && records[1].totals.unconverged().is_none(), "{}: {:?}", path.display(), records[1].totals);

@@ -7,7 +7,7 @@ pub mod surface;
 mod validate;
 
 pub use schema::*;
-pub use validate::{BodySetup, ReducedSetup};
+pub use validate::{BodySetup, ModelSetup, PartSetup, ReducedSetup};
 
 use crate::error::SceneError;
 use crate::geometry::Shape;
@@ -40,11 +40,20 @@ pub struct LoadedScene {
     pub sources: Vec<Shape>,
     /// Obstacles with their names, in order.
     pub obstacles: Vec<(String, Shape)>,
-    /// Rigid bodies.
+    /// Bodies.
     pub bodies: Vec<BodySetup>,
+    /// The models of the deformable bodies' parts.
+    pub models: Vec<ModelSetup>,
+    /// The scene file as errors name it.
+    pub label: String,
 }
 
 impl LoadedScene {
+    /// An error at the value of the dotted `key` (found when the scene is built into a world).
+    pub fn error(&self, key: &str, message: impl Into<String>) -> SceneError {
+        SceneError::new(&self.label, locate(&self.text, key), Some(key.to_string()), &message.into())
+    }
+
     /// Whether `x` is within `reach` (m) of the initial liquid: inside the union of the
     /// `Add` regions less the `Subtract` ones, applied in order.
     pub fn in_initial_liquid(&self, x: &crate::math::Vec3, reach: crate::math::Real) -> bool {
@@ -231,6 +240,8 @@ pub fn parse(text: &str, label: &str, name: &str, path: Option<PathBuf>, base_di
         sources: resolved.sources,
         obstacles: resolved.obstacles,
         bodies: resolved.bodies,
+        models: resolved.models,
+        label: label.to_string(),
     })
 }
 

@@ -5,14 +5,14 @@ use super::schema::*;
 use crate::error::SceneError;
 use crate::fluids::eulerian::estimate_memory_bytes;
 use crate::geometry::creatures::{self, Creature};
+use crate::geometry::TetMesh;
 use crate::geometry::{mesh_io, Shape, TriMesh};
 use crate::grid::Grid;
 use crate::math::{vec3, Quat, Real, Vec3};
 use crate::solids::reduced::articulated::Profile;
-use crate::solids::reduced::body::ReducedModel;
+use crate::solids::reduced::fem::ElasticMaterial;
 use nalgebra::Rotation3;
 use std::path::Path;
-use std::sync::Arc;
 
 pub(super) struct Context<'a> {
     pub text: &'a str,
@@ -49,6 +49,7 @@ pub(super) struct Resolved {
     pub sources: Vec<Shape>,
     pub obstacles: Vec<(String, Shape)>,
     pub bodies: Vec<BodySetup>,
+    pub models: Vec<ModelSetup>,
 }
 
 /// A rigid body as the scene sets it up.
@@ -81,9 +82,10 @@ pub struct BodySetup {
 /// A reduced deformable body as the scene sets it up: one sub-body, or several joined.
 #[derive(Clone, Debug)]
 pub struct ReducedSetup {
-    /// Per sub-body: its name, its shared model (mesh, masses, modes) and where the model's
-    /// centre of mass starts.
-    pub parts: Vec<(String, Arc<ReducedModel>, Vec3)>,
+    /// The body's key in the scene (`body[n]`), where errors found when it is built point.
+    pub key: String,
+    /// The sub-bodies.
+    pub parts: Vec<PartSetup>,
     /// Joints `(p, c, x)`: world point `x` of part `p` held on part `c`.
     pub joints: Vec<(usize, usize, Vec3)>,
     /// Actuation forces `(part, world point, force)` and their time profile.
@@ -93,10 +95,41 @@ pub struct ReducedSetup {
     pub skin: Real,
 }
 
-type Models = std::collections::HashMap<String, Arc<ReducedModel>>;
+/// One sub-body of a reduced deformable body.
+#[derive(Clone, Debug)]
+pub struct PartSetup {
+    /// Name used in outputs.
+    pub name: String,
+    /// Its model: an index into [`LoadedScene::models`](super::LoadedScene::models).
+    pub model: usize,
+    /// Where the origin of the model's mesh starts (m).
+    pub position: Vec3,
+}
 
-/// Builds (or takes from `models`, keyed by local shape, material and spacing) the models of a
-/// deformable body's parts, and its joints and actuation.
+/// A reduced deformable model as the scene defines it: a rest mesh, placed about the shape's
+/// centroid, and its material. The world runs the modal analysis; copies of one shape share
+/// one model.
+#[derive(Clone, Debug)]
+pub struct ModelSetup {
+    pub mesh: TetMesh,
+    pub material: ElasticMaterial,
+    /// Modes kept, and the stiffness-proportional damping (s).
+    pub modes: usize,
+    pub damping: Real,
+    /// The key of the `deformable` table that defines it, where its errors point.
+    pub key: String,
+}
+
+/// The models of a scene's deformable bodies, and their indices by local shape, material
+/// and spacing.
+#[derive(Default)]
+struct Models {
+    setups: Vec<ModelSetup>,
+    index: std::collections::HashMap<String, usize>,
+}
+
+/// Meshes (or takes from `models`, keyed by local shape, material and spacing) the models of
+/// a deformable body's parts, and sets up its joints and actuation.
 #[allow(clippy::too_many_arguments)]
 fn reduced_setup(
     body: &crate::scene::schema::Body,
@@ -130,8 +163,8 @@ fn reduced_setup(
         let (lo, hi) = local.bounds();
         let spacing = d.spacing.unwrap_or_else(|| grid.dx.min(0.25 * (hi - lo).min()));
         let cache_key = format!("{local:?}|{d:?}|{spacing}|{density}");
-        let model = match models.get(&cache_key) {
-            Some(model) => Arc::clone(model),
+        let model = match models.index.get(&cache_key) {
+            Some(&model) => model,
             None => {
                 let mesh = match &at_origin {
                     // A tetrahedral mesh file is simulated as it is, placed like the shape.
@@ -143,20 +176,17 @@ fn reduced_setup(
                         mesh.vertices.iter_mut().for_each(|v| *v = turn * (*v * *scale) - centroid);
                         mesh
                     }
-                    _ => crate::geometry::TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing),
+                    _ => TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing),
                 };
                 mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
-                let material = crate::solids::reduced::fem::ElasticMaterial { young: d.young, poisson: d.poisson, density };
-                let model = ReducedModel::new(&mesh, &material, d.modes as usize, d.damping, false, crate::solids::reduced::cache::directory().as_deref())
-                    .map_err(|e| cx.error(&format!("{key}.modes"), format!("the body's mesh ({} tetrahedra): {e}", mesh.tets.len())))?;
-                let model = Arc::new(model);
-                models.insert(cache_key, Arc::clone(&model));
-                model
+                let material = ElasticMaterial { young: d.young, poisson: d.poisson, density };
+                models.setups.push(ModelSetup { mesh, material, modes: d.modes as usize, damping: d.damping, key: key.clone() });
+                models.index.insert(cache_key, models.setups.len() - 1);
+                models.setups.len() - 1
             }
         };
-        let position = vec3(anchor) + centroid + model.centre_offset;
         let part_name = if creature.parts.len() == 1 { name.clone() } else { format!("{name}.{part}") };
-        parts.push((part_name, model, position));
+        parts.push(PartSetup { name: part_name, model, position: vec3(anchor) + centroid });
     }
     let (actuators, profile) = match &body.actuation {
         None => (Vec::new(), Profile::Constant),
@@ -189,11 +219,7 @@ fn reduced_setup(
             (actuators, profile)
         }
     };
-    if !creature.joints.is_empty() {
-        let bodies: Vec<_> = parts.iter().map(|(name, model, position)| crate::solids::reduced::body::ReducedBody::new(name, Arc::clone(model), *position)).collect();
-        crate::solids::reduced::articulated::Articulated::joints(&bodies, &creature.joints).map_err(|e| cx.error(&format!("{body_key}.shape"), e))?;
-    }
-    Ok(ReducedSetup { parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
+    Ok(ReducedSetup { key: body_key.to_string(), parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
 }
 
 pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneError> {
@@ -313,7 +339,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     }
     let mut bodies = Vec::new();
     // Reduced models by shape (about its centroid) and material: copies share one.
-    let mut models = Models::new();
+    let mut models = Models::default();
     for (n, body) in scene.bodies.iter().enumerate() {
         let key = format!("body[{n}]");
         let creature = resolve_creature(&body.shape, &format!("{key}.shape"), cx)?;
@@ -370,7 +396,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         });
     }
     check_body_overlaps(&bodies, &obstacles, &grid, &scene.domain, cx)?;
-    Ok(Resolved { scene, grid, regions, sources, obstacles, bodies })
+    Ok(Resolved { scene, grid, regions, sources, obstacles, bodies, models: models.setups })
 }
 
 const GIB: f64 = (1u64 << 30) as f64;

@@ -40,7 +40,7 @@ pub fn simulate(loaded: &LoadedScene, frames: u32) -> (World, Vec<FrameRecord>) 
 /// Runs `frames` frames without writing files, calling `visit` with the world and the record
 /// after each (frame 0 first); returns the final world.
 pub fn each_frame(loaded: &LoadedScene, frames: u32, mut visit: impl FnMut(&World, &FrameRecord)) -> World {
-    let mut driver = Driver::new(World::build(loaded), Vec::new());
+    let mut driver = Driver::new(World::build(loaded).expect("the scene builds"), Vec::new());
     let first = driver.write_current_frame().expect("frame 0");
     visit(&driver.world, &first);
     for _ in 0..frames {
