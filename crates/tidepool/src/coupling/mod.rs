@@ -450,6 +450,8 @@ pub struct CouplingReport {
     pub projection: ProjectionReport,
     /// Coupled faces.
     pub faces: usize,
+    /// Pressure unknowns at exactly zero: the active set of a unilateral solve.
+    pub active: usize,
     /// Total impulse the solids gave the liquid through the coupled faces (N s); the solids
     /// received exactly its opposite.
     pub impulse_on_liquid: Vec3,
@@ -648,6 +650,7 @@ pub fn project(
     let report = CouplingReport {
         projection: ProjectionReport { unknowns: unknown.as_slice().iter().filter(|&&u| u).count() + faces.len(), iterations, residual, converged },
         faces: faces.len(),
+        active: unknown.as_slice().iter().zip(q.as_slice()).filter(|&(&u, &v)| u && v == 0.0).count(),
         impulse_on_liquid,
     };
     (valid, report)

@@ -633,6 +633,7 @@ impl FlipLiquid {
                 let report = self.coupled_projection(&phi, dt, &mut sub.u, bodies);
                 self.last.unknowns = report.projection.unknowns;
                 self.last.iterations = report.projection.iterations;
+                self.last.active = report.active;
                 self.last.converged = report.projection.converged;
                 report.impulse_on_liquid
             }
