@@ -111,10 +111,13 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// The most worker threads `--threads` may ask for.
+const MAX_THREADS: usize = 256;
+
 fn set_threads(threads: Option<usize>) -> anyhow::Result<usize> {
     if let Some(n) = threads {
-        if n == 0 {
-            return Err(UsageError("--threads must be at least 1".into()).into());
+        if !(1..=MAX_THREADS).contains(&n) {
+            return Err(UsageError(format!("--threads must be from 1 to {MAX_THREADS}, got {n}")).into());
         }
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global().context("cannot start the thread pool")?;
     }
@@ -132,6 +135,9 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             return Err(UsageError("--frames must be at least 1".into()).into());
         }
         scene.set_frames(frames);
+    }
+    if args.out.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+        return Err(UsageError("--out must name a directory, got an empty path".into()).into());
     }
     let dir = session::output_directory(&scene, args.out.as_deref());
     let last_frame = scene.frames();

@@ -190,7 +190,10 @@ impl Driver {
         Ok(record)
     }
 
+    /// Hands a frame to the sinks, after the world's health check (a state that fails it is
+    /// never written).
     fn emit(&mut self, record: &FrameRecord) -> Result<()> {
+        self.world.check().map_err(|reason| Error::BlowUp { frame: record.frame, time: record.time, reason })?;
         let frame = Frame::new(&self.world, record);
         for sink in &mut self.sinks {
             sink.write(&frame)?;

@@ -11,6 +11,7 @@ pub mod error;
 pub mod fluids;
 pub mod geometry;
 pub mod grid;
+pub mod input;
 pub mod math;
 pub mod output;
 pub mod pipeline;

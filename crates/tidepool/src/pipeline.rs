@@ -17,7 +17,8 @@
 //!    `v^{n+1}`; contact on `v^{n+1}` for the bodies that touch, and where any did, the liquid
 //!    is projected again with the bodies' velocities after contact prescribed, so the liquid
 //!    moves with a body the floor has stopped; velocity extension;
-//! 7. checks: a non-finite value or a speed above `simulation.max_speed` is a blow-up.
+//! 7. the world's health check ([`World::check`]): a non-finite value or a speed above
+//!    `simulation.max_speed` anywhere is a blow-up.
 //!
 //! FLIP runs the phases of [`crate::fluids::flip`] with the same body phases around its
 //! velocity solve; the surface flow steps its automaton.
@@ -149,15 +150,12 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
         Fluid::Flip(f) => flip_step(f, solids, settings, clock, dt)?,
         Fluid::Surface(f) => {
             f.step();
-            f.check()?;
             StepReport { dt, impulse_on_liquid: Vec3::zeros(), fluid: FluidStep::Surface }
         }
     };
     clock.time += dt;
     clock.step += 1;
-    for solid in solids.iter() {
-        solid.check(settings.max_speed)?;
-    }
+    world.check()?;
     Ok(report)
 }
 
@@ -179,7 +177,7 @@ fn flip_step(f: &mut FlipLiquid, solids: &mut Solids, settings: &Settings, clock
     if contact_all(solids, dt) {
         f.project_held(&mut sub, dt, &solids.coupled());
     }
-    f.finish(sub, dt, settings, &solids.coupled())?;
+    f.finish(sub, dt, settings, &solids.coupled());
     Ok(StepReport { dt, impulse_on_liquid, fluid: FluidStep::Flip { solve: f.last, timings: f.timings } })
 }
 
@@ -219,12 +217,5 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     let layers = settings.cfl.ceil() as usize + 4;
     f.liquid.extend_velocity(&grid, &f.statics, valid, layers);
     lap(&mut timings.extrapolation);
-    if let Some(problem) = f.liquid.find_non_finite() {
-        return Err(problem.to_string());
-    }
-    let speed = f.liquid.max_speed();
-    if speed > settings.max_speed {
-        return Err(format!("the liquid reached {speed:.3} m/s, above simulation.max_speed = {} m/s", settings.max_speed));
-    }
     Ok(StepReport { dt, impulse_on_liquid: coupling.impulse_on_liquid, fluid: FluidStep::LevelSet { projection: f.liquid.last_projection, timings } })
 }

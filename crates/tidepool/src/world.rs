@@ -175,6 +175,14 @@ impl World {
         World { settings, fluid: Fluid::Surface(Box::new(flow)), solids: Solids::new(statics), clock: Clock::default() }
     }
 
+    /// The health check of the whole state, the fluid's and every solid's: a non-finite
+    /// value or a speed above `simulation.max_speed` anywhere is a blow-up. Run after every
+    /// substep and before every frame is written.
+    pub fn check(&self) -> Result<(), String> {
+        self.fluid.check(self.settings.max_speed)?;
+        self.solids.iter().try_for_each(|s| s.check(self.settings.max_speed))
+    }
+
     /// The level-set liquid, if that is the world's fluid.
     pub fn level_set(&self) -> Option<&LevelSetFluid> {
         match &self.fluid {

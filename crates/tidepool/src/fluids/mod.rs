@@ -40,6 +40,16 @@ pub enum Fluid {
 }
 
 impl Fluid {
+    /// The health check of the model's whole state: a non-finite value, or (grid liquids) a
+    /// speed above `max_speed`, is a blow-up.
+    pub fn check(&self, max_speed: Real) -> Result<(), String> {
+        match self {
+            Fluid::LevelSet(f) => f.liquid.check(max_speed),
+            Fluid::Flip(f) => f.check(max_speed),
+            Fluid::Surface(f) => f.check(),
+        }
+    }
+
     /// The model's name in outputs: `level-set`, `flip` or `surface-flow`.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -1,6 +1,7 @@
 //! Reading triangle meshes from OBJ and PLY files.
 
 use super::TriMesh;
+use crate::input::{read_limited, DATA_LIMIT};
 use crate::math::Vec3;
 use ply_rs_bw::parser::Parser;
 use ply_rs_bw::ply::{DefaultElement, Property};
@@ -13,6 +14,13 @@ pub fn read_closed_mesh(path: &Path) -> Result<TriMesh, String> {
     mesh.check_closed().map_err(|e| format!("the mesh must be closed to have an inside: {e}"))?;
     if mesh.signed_volume() < 0.0 {
         mesh.flip();
+    }
+    // A closed mesh whose faces cancel (a flat tetrahedron, a two-sided triangle) has no
+    // inside: as a solid or liquid it would be nothing, or everything.
+    let (lo, hi) = mesh.vertices.iter().fold((mesh.vertices[0], mesh.vertices[0]), |(lo, hi), v| (lo.inf(v), hi.sup(v)));
+    let extent = (hi - lo).max();
+    if mesh.signed_volume() <= 1e-9 * extent.powi(3) {
+        return Err(format!("the mesh encloses no volume ({:e} m^3 inside a box {extent} m across): it is flat, or its faces cancel", mesh.signed_volume()));
     }
     Ok(mesh)
 }
@@ -49,7 +57,9 @@ pub fn read_mesh(path: &Path) -> Result<TriMesh, String> {
 
 fn read_obj(path: &Path) -> Result<TriMesh, String> {
     let options = tobj::LoadOptions { triangulate: true, single_index: false, ..Default::default() };
-    let (models, _) = tobj::load_obj(path, &options).map_err(|e| format!("cannot read OBJ: {e}"))?;
+    let bytes = read_limited(path, DATA_LIMIT)?;
+    // Materials are not used: an `mtllib` line is skipped rather than opened.
+    let (models, _) = tobj::load_obj_buf(&mut std::io::Cursor::new(bytes), &options, |_| Err(tobj::LoadError::OpenFileFailed)).map_err(|e| format!("cannot read OBJ: {e}"))?;
     let mut mesh = TriMesh::default();
     for model in models {
         let m = model.mesh;
@@ -63,8 +73,7 @@ fn read_obj(path: &Path) -> Result<TriMesh, String> {
 }
 
 fn read_ply(path: &Path) -> Result<TriMesh, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let mut reader = std::io::BufReader::new(file);
+    let mut reader = std::io::Cursor::new(read_limited(path, DATA_LIMIT)?);
     let ply = Parser::<DefaultElement>::new().read_ply(&mut reader).map_err(|e| format!("cannot read PLY: {e}"))?;
     let number = |p: &Property| -> Option<f64> {
         Some(match *p {

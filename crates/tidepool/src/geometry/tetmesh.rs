@@ -370,7 +370,7 @@ fn extension(path: &Path) -> Option<String> {
 pub fn read_tetgen(path: &Path) -> Result<TetMesh, String> {
     let stem = path.with_extension("");
     let (node_path, ele_path) = (stem.with_extension("node"), stem.with_extension("ele"));
-    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read: {e}", p.display()));
+    let read = |p: &Path| crate::input::read_text(p, crate::input::DATA_LIMIT).map_err(|e| format!("{}: {e}", p.display()));
     let (nodes, elements) = (read(&node_path)?, read(&ele_path)?);
     // Data lines: without comments (`#`) and blank lines, with their line numbers.
     let lines = |text: &str| -> Vec<(usize, Vec<String>)> {
@@ -386,7 +386,8 @@ pub fn read_tetgen(path: &Path) -> Result<TetMesh, String> {
     let (header_line, header) = node_lines.first().ok_or_else(|| format!("{}: empty file", node_path.display()))?;
     let count = number(&node_path, *header_line, &header[0])? as usize;
     let mut ids = HashMap::new();
-    let mut vertices = Vec::with_capacity(count);
+    // The header's count is not trusted with an allocation: the file's lines bound it.
+    let mut vertices = Vec::with_capacity(count.min(node_lines.len()));
     for (line, words) in node_lines.iter().skip(1).take(count) {
         if words.len() < 4 {
             return Err(format!("{}:{line}: expected `index x y z`", node_path.display()));
@@ -400,7 +401,7 @@ pub fn read_tetgen(path: &Path) -> Result<TetMesh, String> {
     let ele_lines = lines(&elements);
     let (header_line, header) = ele_lines.first().ok_or_else(|| format!("{}: empty file", ele_path.display()))?;
     let count = number(&ele_path, *header_line, &header[0])? as usize;
-    let mut tets = Vec::with_capacity(count);
+    let mut tets = Vec::with_capacity(count.min(ele_lines.len()));
     for (line, words) in ele_lines.iter().skip(1).take(count) {
         if words.len() < 5 {
             return Err(format!("{}:{line}: expected `index n1 n2 n3 n4`", ele_path.display()));
@@ -420,7 +421,7 @@ pub fn read_tetgen(path: &Path) -> Result<TetMesh, String> {
 /// Reads the tetrahedra (element type 4) of an ASCII Gmsh file, format 2 or 4. Errors name the
 /// file and line.
 pub fn read_gmsh(path: &Path) -> Result<TetMesh, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = crate::input::read_text(path, crate::input::DATA_LIMIT).map_err(|e| format!("{}: {e}", path.display()))?;
     let lines: Vec<&str> = text.lines().collect();
     let at = |n: usize| format!("{}:{}", path.display(), n + 1);
     let section = |name: &str| lines.iter().position(|l| l.trim() == name);

@@ -208,7 +208,7 @@ pub(crate) struct SceneFile {
 impl SceneFile {
     pub(crate) fn read(path: &Path) -> Result<Self, SceneError> {
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| SceneError::new(&label, None, None, &format!("cannot read the scene file: {e}")))?;
+        let text = crate::input::read_text(path, crate::input::SCENE_LIMIT).map_err(|e| SceneError::new(&label, None, None, &format!("cannot read the scene file: {e}")))?;
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scene").to_string();
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(SceneFile { text, label, name, base_dir })
@@ -216,8 +216,34 @@ impl SceneFile {
 }
 
 /// Deserialises scene text, with the position of the first error.
-pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(text: &str, label: &str) -> Result<T, SceneError> {
-    toml::from_str(text).map_err(|e| SceneError::new(label, e.span().map(|s| line_column(text, s.start)), None, e.message()))
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned + serde::Serialize>(text: &str, label: &str) -> Result<T, SceneError> {
+    let value: T = toml::from_str(text).map_err(|e| SceneError::new(label, e.span().map(|s| line_column(text, s.start)), None, e.message()))?;
+    // Fixed-size arrays take their first elements and drop the rest silently; the value
+    // written back out shows what was kept.
+    if let (Ok(input), Ok(kept)) = (toml::from_str::<toml::Value>(text), toml::Value::try_from(&value)) {
+        if let Some((key, expected, got)) = dropped(&input, &kept, String::new()) {
+            return Err(SceneError::new(label, locate(text, &key), Some(key), &format!("expected {expected} values, got {got}")));
+        }
+    }
+    Ok(value)
+}
+
+/// The first array of `input` longer than its counterpart in `kept` (its key, the length
+/// kept and the length given).
+fn dropped(input: &toml::Value, kept: &toml::Value, key: String) -> Option<(String, usize, usize)> {
+    match (input, kept) {
+        (toml::Value::Array(given), toml::Value::Array(used)) => {
+            if given.len() > used.len() {
+                return Some((key, used.len(), given.len()));
+            }
+            given.iter().zip(used).enumerate().find_map(|(n, (g, u))| dropped(g, u, format!("{key}[{n}]")))
+        }
+        (toml::Value::Table(given), toml::Value::Table(used)) => given.iter().find_map(|(name, g)| {
+            let key = if key.is_empty() { name.clone() } else { format!("{key}.{name}") };
+            used.get(name).and_then(|u| dropped(g, u, key))
+        }),
+        _ => None,
+    }
 }
 
 /// The built-in default scene.

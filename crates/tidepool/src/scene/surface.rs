@@ -355,6 +355,7 @@ fn resolve(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceSetup, SceneErro
             (dims, terrain.sample(dims, s.spacing))
         }
     };
+    cx.directory(&scene.output.directory, "output.directory")?;
     let w = &scene.water;
     cx.positive(w.particle_height, "water.particle_height", "particle height in m")?;
     cx.check(w.particle_weight.is_finite() && w.particle_weight >= 0.0, "water.particle_weight", || format!("expected a weight >= 0 in N, got {}", w.particle_weight))?;
@@ -363,9 +364,11 @@ fn resolve(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceSetup, SceneErro
         WaterInitSpec::Uniform { particles } => InitialWater::Uniform { particles: *particles },
         WaterInitSpec::Gaussian { centre, peak, width } => {
             cx.positive(*width, "water.initial.gaussian.width", "blob width in m")?;
+            cx.check(peak.is_finite() && *peak >= 0.0, "water.initial.gaussian.peak", || format!("expected a number of particles >= 0, got {peak}"))?;
             InitialWater::Gaussian { centre: *centre, peak: *peak, width: *width }
         }
         WaterInitSpec::Mask { path, peak } => {
+            cx.check(peak.is_finite() && *peak >= 0.0, "water.initial.mask.peak", || format!("expected a number of particles >= 0, got {peak}"))?;
             let (mask_dims, values) = image(cx, "water.initial.mask.path", path)?;
             cx.check(mask_dims == dims, "water.initial.mask.path", || format!("the mask is {mask_dims:?} pixels, the lattice {dims:?} nodes"))?;
             InitialWater::Mask { values, peak: *peak }
@@ -384,9 +387,19 @@ fn resolve(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceSetup, SceneErro
             }
         }
     }
+    let initial_total: Real = counters.iter().map(|&c| c as Real).sum();
+    cx.check(initial_total <= u32::MAX as Real, "water.initial", || format!("the initial water is {initial_total:.3e} particles, more than a node can count ({})", u32::MAX))?;
     let mut exchange = WaterExchange::default();
     if let Some(rain) = &w.rain {
-        cx.check(rain.end >= rain.start, "water.rain.end", || format!("expected an end time after the start ({}), got {}", rain.start, rain.end))?;
+        cx.check(rain.start.is_finite() && rain.start >= 0.0, "water.rain.start", || format!("expected a time >= 0 s, got {}", rain.start))?;
+        cx.check(rain.end.is_finite() && rain.end >= rain.start, "water.rain.end", || format!("expected an end time after the start ({}), got {}", rain.start, rain.end))?;
+        // Every node counts its particles in 32 bits: all the water there could ever be must
+        // fit in one node's count.
+        let steps = (((rain.end - rain.start) / sim.dt).floor() + 1.0).min(sim.frames as Real * sim.steps_per_frame as Real);
+        let most = counters.iter().map(|&c| c as Real).sum::<Real>() + rain.particles as Real * active.iter().filter(|&&a| a).count() as Real * steps;
+        cx.check(most <= u32::MAX as Real, "water.rain.particles", || {
+            format!("the rain could bring the water to {most:.3e} particles, more than a node can count ({}); rain fewer particles or for a shorter time", u32::MAX)
+        })?;
         exchange.rain = vec![rain.particles; n];
         exchange.rain_window = (rain.start, rain.end);
     }

@@ -38,7 +38,28 @@ impl Context<'_> {
     }
 
     pub(super) fn positive(&self, v: f64, key: &str, what: &str) -> Result<(), SceneError> {
-        self.check(v.is_finite() && v > 0.0, key, || format!("expected a positive {what}, got {v}"))
+        self.check(v.is_finite() && v > 0.0, key, || format!("expected a positive {what}, got {}", number(v)))
+    }
+
+    /// An output directory: a path, not an empty string (which would write into the current
+    /// directory).
+    pub(super) fn directory(&self, directory: &Option<String>, key: &str) -> Result<(), SceneError> {
+        let empty = directory.as_ref().is_some_and(|d| d.trim().is_empty());
+        self.check(!empty, key, || "expected a directory path, got an empty string (leave the key out for out/<scene name>)".into())
+    }
+
+    /// `v` within `[lo, hi]` (the bounds `docs/scene-format.md` states for the key).
+    pub(super) fn within(&self, v: f64, lo: f64, hi: f64, key: &str, what: &str) -> Result<(), SceneError> {
+        self.check(v >= lo && v <= hi, key, || format!("expected {what} from {} to {}, got {}", number(lo), number(hi), number(v)))
+    }
+}
+
+/// A number as a person reads it: very large and very small ones in exponent notation.
+pub(super) fn number(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }
 
@@ -147,6 +168,7 @@ fn reduced_setup(
     cx.check((0.0..0.5).contains(&d.poisson), &format!("{key}.poisson"), || format!("expected a Poisson's ratio in [0, 0.5), got {}", d.poisson))?;
     cx.check(d.modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {}", d.modes))?;
     cx.check(d.damping.is_finite() && d.damping >= 0.0, &format!("{key}.damping"), || format!("expected a damping >= 0 s, got {}", d.damping))?;
+    cx.within(d.young, 1.0, 1e12, &format!("{key}.young"), "Young's modulus in Pa")?;
     if let Some(s) = d.spacing {
         cx.positive(s, &format!("{key}.spacing"), "lattice spacing in m")?;
     }
@@ -162,6 +184,11 @@ fn reduced_setup(
         let local = shape.translated(&-centroid);
         let (lo, hi) = local.bounds();
         let spacing = d.spacing.unwrap_or_else(|| grid.dx.min(0.25 * (hi - lo).min()));
+        let lattice = (hi - lo).iter().map(|e| (e / spacing).ceil() + 1.0).product::<Real>();
+        cx.check(lattice <= MAX_LATTICE, &format!("{key}.spacing"), || {
+            let finest = ((hi - lo).product() / MAX_LATTICE).cbrt();
+            format!("a spacing of {spacing} m cuts the shape from {lattice:.3e} lattice points, more than {MAX_LATTICE:e}; use a spacing of at least {finest:.4} m")
+        })?;
         let cache_key = format!("{local:?}|{d:?}|{spacing}|{density}");
         let model = match models.index.get(&cache_key) {
             Some(&model) => model,
@@ -225,21 +252,22 @@ fn reduced_setup(
 pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneError> {
     let sim = &scene.simulation;
     cx.check(sim.frames >= 1, "simulation.frames", || "expected at least 1 frame, got 0".into())?;
-    cx.positive(sim.fps, "simulation.fps", "number of frames per second")?;
-    cx.check(sim.cfl.is_finite() && sim.cfl > 0.0 && sim.cfl <= 10.0, "simulation.cfl", || {
-        format!("expected a CFL number in (0, 10] (cells travelled per substep), got {}", sim.cfl)
-    })?;
+    cx.within(sim.fps, 0.01, 10000.0, "simulation.fps", "frames per second")?;
+    cx.within(sim.cfl, 0.01, 10.0, "simulation.cfl", "a CFL number (cells travelled per substep)")?;
     cx.finite3(&sim.gravity, "simulation.gravity")?;
-    cx.positive(sim.max_speed, "simulation.max_speed", "speed in m/s")?;
+    cx.check(vec3(sim.gravity).norm() <= 1000.0, "simulation.gravity", || format!("expected an acceleration of at most 1000 m/s^2, got {:?}", sim.gravity))?;
+    cx.within(sim.max_speed, 1e-3, 1e5, "simulation.max_speed", "a speed in m/s")?;
 
     let grid = layout_grid(&scene.domain, cx)?;
 
     let liquid = &scene.liquid;
-    cx.positive(liquid.density, "liquid.density", "density in kg/m^3")?;
+    cx.within(liquid.density, 1.0, 1e5, "liquid.density", "a density in kg/m^3")?;
     cx.check(liquid.pressure_tolerance > 0.0 && liquid.pressure_tolerance < 1.0, "liquid.pressure_tolerance", || {
         format!("expected a relative tolerance in (0, 1), got {}", liquid.pressure_tolerance)
     })?;
-    cx.check(liquid.pressure_max_iterations >= 1, "liquid.pressure_max_iterations", || "expected at least 1 iteration".into())?;
+    cx.check((1..=100_000).contains(&liquid.pressure_max_iterations), "liquid.pressure_max_iterations", || {
+        format!("expected 1 to 100000 iterations, got {}", liquid.pressure_max_iterations)
+    })?;
     cx.check(liquid.reseed_every >= 1, "liquid.reseed_every", || "expected at least 1 substep".into())?;
     cx.check(liquid.particles_per_cell <= 512, "liquid.particles_per_cell", || format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell))?;
 
@@ -263,11 +291,15 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     let flip = &liquid.flip;
     cx.check((0.0..=1.0).contains(&flip.flip_ratio), "liquid.flip.flip_ratio", || format!("expected a share of FLIP between 0 and 1, got {}", flip.flip_ratio))?;
     cx.check((1..=64).contains(&flip.particles_per_cell), "liquid.flip.particles_per_cell", || format!("expected 1 to 64 particles per cell, got {}", flip.particles_per_cell))?;
+    let widest = *grid.dims.iter().max().expect("three axes");
+    cx.check(flip.suction_depth as usize <= widest, "liquid.flip.suction_depth", || {
+        format!("expected a depth of at most {widest} cells (the grid's longest side), got {}", flip.suction_depth)
+    })?;
     for (n, e) in flip.explosion.iter().enumerate() {
         let key = format!("liquid.flip.explosion[{n}]");
         cx.finite3(&e.center, &format!("{key}.center"))?;
         cx.positive(e.radius, &format!("{key}.radius"), "radius in m")?;
-        cx.check(e.speed.is_finite(), &format!("{key}.speed"), || format!("expected a speed in m/s, got {}", e.speed))?;
+        cx.within(e.speed, -sim.max_speed, sim.max_speed, &format!("{key}.speed"), "a speed in m/s (within simulation.max_speed)")?;
         cx.check(e.time.is_finite() && e.time >= 0.0, &format!("{key}.time"), || format!("expected a time >= 0 s, got {}", e.time))?;
     }
 
@@ -283,7 +315,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         let key = format!("liquid.source[{n}]");
         let shape = resolve_shape(&source.shape, &format!("{key}.shape"), cx)?;
         inside_domain(&shape, &grid, &format!("{key}.shape"), "liquid source", cx)?;
-        cx.finite3(&source.velocity, &format!("{key}.velocity"))?;
+        speed(&source.velocity, sim.max_speed, &format!("{key}.velocity"), cx)?;
         cx.check(source.start.is_finite() && source.start >= 0.0, &format!("{key}.start"), || format!("expected a start time >= 0 s, got {}", source.start))?;
         if let Some(end) = source.end {
             cx.check(end.is_finite() && end > source.start, &format!("{key}.end"), || format!("expected an end time after the start ({} s), got {end}", source.start))?;
@@ -319,6 +351,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     }
 
     let out = &scene.output;
+    cx.directory(&out.directory, "output.directory")?;
     cx.check(out.every >= 1, "output.every", || "expected at least 1 (write every N frames)".into())?;
     for (n, f) in out.formats.iter().enumerate() {
         cx.check(!out.formats[..n].contains(f), &format!("output.formats[{n}]"), || format!("format {f:?} is listed twice"))?;
@@ -342,31 +375,45 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     let mut models = Models::default();
     for (n, body) in scene.bodies.iter().enumerate() {
         let key = format!("body[{n}]");
+        // A creature is built from its size: it is bounded before it is built.
+        if let ShapeSpec::Starfish { radius, .. } | ShapeSpec::Jellyfish { radius, .. } = &body.shape {
+            let longest = (grid.max_corner() - grid.origin).max();
+            cx.check(*radius <= longest, &format!("{key}.shape"), || format!("expected a creature no larger than the domain ({longest} m across), got a radius of {radius} m"))?;
+        }
         let creature = resolve_creature(&body.shape, &format!("{key}.shape"), cx)?;
         for (_, part, _) in &creature.parts {
-            inside_domain(part, &grid, &format!("{key}.shape"), "body", cx)?;
+            body_in_domain(part, &grid, &format!("{key}.shape"), cx)?;
         }
         let shape = creature.parts[0].1.clone();
         // The volume a given mass is spread over, each part weighted by its relative density.
         let volume: Real = creature.parts.iter().map(|(_, part, relative)| relative * part.mass_properties().volume).sum();
         let density = match (body.density, body.mass) {
             (Some(d), None) => {
-                cx.positive(d, &format!("{key}.density"), "density in kg/m^3")?;
+                cx.within(d, MIN_BODY_DENSITY, MAX_BODY_DENSITY, &format!("{key}.density"), "a density in kg/m^3")?;
                 d
             }
             (None, Some(m)) => {
                 cx.positive(m, &format!("{key}.mass"), "mass in kg")?;
-                m / volume
+                let d = m / volume;
+                cx.check((MIN_BODY_DENSITY..=MAX_BODY_DENSITY).contains(&d), &format!("{key}.mass"), || {
+                    format!("{m} kg in the body's {volume:.4e} m^3 is {d:.4e} kg/m^3; expected a density from {MIN_BODY_DENSITY} to {MAX_BODY_DENSITY}")
+                })?;
+                d
             }
             (Some(_), Some(_)) => return Err(cx.error(&format!("{key}.mass"), "give either density or mass, not both")),
             (None, None) if body.kind != BodyKind::Dynamic => 1.0,
             (None, None) => return Err(cx.error(&key, "a dynamic body needs a density (kg/m^3) or a mass (kg)")),
         };
         cx.finite3(&body.rotate, &format!("{key}.rotate"))?;
-        cx.finite3(&body.velocity, &format!("{key}.velocity"))?;
+        speed(&body.velocity, sim.max_speed, &format!("{key}.velocity"), cx)?;
         cx.finite3(&body.angular_velocity, &format!("{key}.angular_velocity"))?;
+        let (lo, hi) = shape.bounds();
+        let spin = vec3(body.angular_velocity).norm() * 0.5 * (hi - lo).norm();
+        cx.check(spin <= sim.max_speed, &format!("{key}.angular_velocity"), || {
+            format!("the body's rim would move at {spin:.4} m/s, above simulation.max_speed = {} m/s", sim.max_speed)
+        })?;
         cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || format!("expected a restitution between 0 and 1, got {}", body.restitution))?;
-        cx.check(body.friction.is_finite() && body.friction >= 0.0, &format!("{key}.friction"), || format!("expected a friction coefficient >= 0, got {}", body.friction))?;
+        cx.within(body.friction, 0.0, 10.0, &format!("{key}.friction"), "a friction coefficient")?;
         let reduced = match &body.deformable {
             None => {
                 cx.check(creature.parts.len() == 1, &format!("{key}.shape"), || "a jellyfish must be deformable: give it deformable = { young = ... }".into())?;
@@ -394,6 +441,16 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             friction: body.friction,
             reduced,
         });
+    }
+    for (n, body) in bodies.iter().enumerate() {
+        if let Some(m) = bodies[..n].iter().position(|b| b.name == body.name) {
+            return Err(cx.error(&format!("body[{n}].name"), format!("body[{m}] is already named `{}`; names must be unique (outputs are keyed by them)", body.name)));
+        }
+    }
+    for (n, (name, _)) in obstacles.iter().enumerate() {
+        if let Some(m) = obstacles[..n].iter().position(|(other, _)| other == name) {
+            return Err(cx.error(&format!("obstacle[{n}].name"), format!("obstacle[{m}] is already named `{name}`; names must be unique")));
+        }
     }
     check_body_overlaps(&bodies, &obstacles, &grid, &scene.domain, cx)?;
     Ok(Resolved { scene, grid, regions, sources, obstacles, bodies, models: models.setups })
@@ -434,6 +491,29 @@ fn layout_grid(domain: &Domain, cx: &Context) -> Result<Grid, SceneError> {
         dims[a] = n as usize;
     }
     Ok(Grid { dims, dx, origin: min })
+}
+
+/// A velocity at `key`: finite, no faster than `max_speed` (m/s).
+fn speed(v: &[f64; 3], max_speed: f64, key: &str, cx: &Context) -> Result<(), SceneError> {
+    cx.finite3(v, key)?;
+    cx.check(vec3(*v).norm() <= max_speed, key, || format!("expected a speed of at most simulation.max_speed = {max_speed} m/s, got {:.4} m/s", vec3(*v).norm()))
+}
+
+/// Densities a body may have (kg/m^3): from a light foam to beyond the densest metal.
+const MIN_BODY_DENSITY: f64 = 0.1;
+const MAX_BODY_DENSITY: f64 = 1e5;
+/// The most lattice points a deformable part's tetrahedral mesh may be cut from.
+const MAX_LATTICE: f64 = 1e6;
+
+/// A body's shape: it must overlap the domain and reach no farther out than the domain's own
+/// size (its surface is sampled at the grid's spacing).
+fn body_in_domain(shape: &Shape, grid: &Grid, key: &str, cx: &Context) -> Result<(), SceneError> {
+    inside_domain(shape, grid, key, "body", cx)?;
+    let (lo, hi) = shape.bounds();
+    let (dlo, dhi) = (grid.origin, grid.max_corner());
+    let size = dhi - dlo;
+    let near = (0..3).all(|a| lo[a] >= dlo[a] - size[a] && hi[a] <= dhi[a] + size[a]);
+    cx.check(near, key, || format!("the body (bounds {:?} to {:?}) reaches far outside the domain ({:?} to {:?})", lo.as_slice(), hi.as_slice(), dlo.as_slice(), dhi.as_slice()))
 }
 
 fn inside_domain(shape: &Shape, grid: &Grid, key: &str, what: &str, cx: &Context) -> Result<(), SceneError> {
@@ -529,7 +609,8 @@ fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid
     let centres: Vec<Vec3> = bodies.iter().map(|b| b.shape.mass_properties().centroid).collect();
     for (n, body) in bodies.iter().enumerate() {
         let key = format!("body[{n}].shape");
-        let samples: Vec<Vec3> = body.shape.surface_samples(grid.dx).iter().map(|x| centres[n] + body.orientation * (x - centres[n])).collect();
+        // The surface samples, and the centroid, which finds a body inside an equal one.
+        let samples: Vec<Vec3> = body.shape.surface_samples(grid.dx).iter().chain([&centres[n]]).map(|x| centres[n] + body.orientation * (x - centres[n])).collect();
         for (m, other) in bodies.iter().enumerate().filter(|(m, _)| *m != n) {
             if samples.iter().any(|x| other.shape.signed_distance(&(centres[m] + other.orientation.inverse() * (x - centres[m]))) < -tolerance) {
                 return Err(cx.error(&key, format!("body `{}` starts overlapping body `{}`; move them apart", body.name, other.name)));

@@ -400,15 +400,26 @@ impl LevelSetLiquid {
         LiquidMeasures { volume, kinetic_energy, momentum, max_speed: self.max_speed() }
     }
 
-    /// First non-finite value in the state, if any.
-    pub fn find_non_finite(&self) -> Option<&'static str> {
+    /// The health check: every velocity, level-set value and pressure finite, no liquid
+    /// faster than `max_speed`.
+    pub fn check(&self, max_speed: Real) -> Result<(), String> {
         if self.velocity.faces.iter().any(|f| f.as_slice().par_iter().any(|u| !u.is_finite())) {
-            return Some("a velocity is not a finite number");
+            return Err("a velocity is not a finite number".into());
         }
         if self.phi.as_slice().par_iter().any(|v| !v.is_finite()) {
-            return Some("the level set holds a non-finite value");
+            return Err("the level set holds a non-finite value".into());
         }
-        None
+        if self.pressure.as_slice().par_iter().any(|v| !v.is_finite()) {
+            return Err("a pressure is not a finite number".into());
+        }
+        if self.particles.par_iter().any(|p| !p.position.iter().all(|v| v.is_finite())) {
+            return Err("a marker particle has a non-finite position".into());
+        }
+        let speed = self.max_speed();
+        if speed > max_speed {
+            return Err(format!("the liquid reached {speed:.3} m/s, above simulation.max_speed = {max_speed} m/s"));
+        }
+        Ok(())
     }
 
     /// The zero level set by marching cubes over the cell centres. The grid is padded by one cell

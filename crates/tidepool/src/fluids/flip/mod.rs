@@ -658,7 +658,7 @@ impl FlipLiquid {
     /// Phase 4 (sec. 3.2, steps 7 to 9): velocity extrapolation, PIC/FLIP, and advection of
     /// the particles through the new velocity, kept out of `bodies` where they now are. On a
     /// blow-up, returns what was found.
-    pub fn finish(&mut self, mut sub: FlipSubstep, dt: Real, settings: &Settings, bodies: &[&dyn CoupledSolid]) -> Result<(), String> {
+    pub fn finish(&mut self, mut sub: FlipSubstep, dt: Real, settings: &Settings, bodies: &[&dyn CoupledSolid]) {
         let stopwatch = Instant::now();
         let layers = settings.cfl.ceil() as usize + 2;
         extrapolate_faces(&mut sub.u, sub.marked, layers);
@@ -671,7 +671,6 @@ impl FlipLiquid {
         self.advect(dt, sub.offsets.as_ref(), bodies);
         sub.timings.advect += stopwatch.elapsed().as_secs_f64();
         self.timings = sub.timings;
-        self.check(settings.max_speed)
     }
 
     /// The coupled solve of the bodies' position update: the grid velocity of the last step
@@ -1024,10 +1023,14 @@ impl FlipLiquid {
         Ok(())
     }
 
-    /// A non-finite value or a speed above `max_speed` is a blow-up.
-    fn check(&self, max_speed: Real) -> Result<(), String> {
+    /// The health check: every particle's position and velocity and every grid velocity
+    /// and pressure finite, no particle faster than `max_speed`.
+    pub fn check(&self, max_speed: Real) -> Result<(), String> {
         if let Some(p) = self.positions.iter().zip(&self.velocities).position(|(x, v)| !(x.iter().chain(v.iter()).all(|c| c.is_finite()))) {
             return Err(format!("particle {p} has a non-finite position or velocity"));
+        }
+        if self.velocity.faces.iter().chain([&self.pressure]).any(|f| f.as_slice().par_iter().any(|v| !v.is_finite())) {
+            return Err("a grid velocity or pressure is not a finite number".into());
         }
         let speed = self.max_speed();
         if speed > max_speed {

@@ -342,12 +342,15 @@ impl SurfaceFlow {
         (terrain, water)
     }
 
-    /// A node of the sheet at a non-finite position is a blow-up.
+    /// The health check: a node at a non-finite position, or energies that overflow, is a
+    /// blow-up.
     pub fn check(&self) -> Result<(), String> {
-        if self.sheet.positions.iter().all(|p| p.iter().all(|v| v.is_finite())) {
+        let finite = |x: &Vec3| x.iter().all(|v| v.is_finite());
+        let energy = self.sheet.energy(self.dt, &self.gravity);
+        if self.sheet.positions.iter().chain(&self.sheet.previous).all(finite) && [energy.kinetic, energy.elastic, energy.gravity].iter().all(|e| e.is_finite()) {
             Ok(())
         } else {
-            Err("a node of the surface has a non-finite position (a stiffer sheet needs a smaller simulation.dt)".into())
+            Err("the surface's motion is no longer finite (a stiffer sheet needs a smaller simulation.dt)".into())
         }
     }
 

@@ -53,15 +53,22 @@ impl Terrain {
     }
 }
 
+/// The most pixels a height map may have (a 16 384 x 16 384 image).
+pub const MAX_PIXELS: u64 = 1 << 28;
+
 /// A grayscale PNG read as values in `[0, 1]` (0 black, 1 white), one per pixel, rows from
 /// the top of the image along increasing `j`: returns the image's `[width, height]` and the
 /// values. 16-bit images keep their 65 536 levels; 8-bit ones are accepted as well. The error
 /// says what is wrong, without the path.
 pub fn read_grayscale_png(path: &Path) -> Result<([usize; 2], Vec<Real>), String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open the image: {e}"))?;
-    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    let file = crate::input::read_limited(path, crate::input::DATA_LIMIT)?;
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(file));
     decoder.set_transformations(png::Transformations::IDENTITY);
     let mut reader = decoder.read_info().map_err(|e| format!("not a readable PNG image: {e}"))?;
+    let (width, height) = (reader.info().width as u64, reader.info().height as u64);
+    if width * height > MAX_PIXELS {
+        return Err(format!("the image is {width} x {height} pixels, more than the {MAX_PIXELS} a height map may have"));
+    }
     let mut bytes = vec![0; reader.output_buffer_size().ok_or("the image is too large")?];
     let frame = reader.next_frame(&mut bytes).map_err(|e| format!("cannot decode the PNG image: {e}"))?;
     if frame.color_type != png::ColorType::Grayscale {

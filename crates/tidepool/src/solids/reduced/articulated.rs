@@ -289,9 +289,16 @@ impl Articulated {
     /// Checks every sub-body's state is finite and slower than `max_speed`.
     pub fn check(&self, max_speed: Real) -> Result<(), String> {
         for body in &self.bodies {
-            let state = body.velocity.iter().chain(body.angular_momentum.iter()).chain(body.position.iter()).chain(body.q.iter()).chain(body.qdot.iter());
+            let state = body
+                .velocity
+                .iter()
+                .chain(body.angular_momentum.iter())
+                .chain(body.position.iter())
+                .chain(body.orientation.coords.iter())
+                .chain(body.q.iter())
+                .chain(body.qdot.iter());
             if !state.into_iter().all(|v| v.is_finite()) {
-                return Err(format!("body `{}` has a non-finite position, velocity or deformation", body.name));
+                return Err(format!("body `{}` has a non-finite position, orientation, velocity or deformation", body.name));
             }
             if body.max_speed() > max_speed {
                 return Err(format!("body `{}` reached {:.3} m/s, above simulation.max_speed = {max_speed} m/s", body.name, body.max_speed()));

@@ -420,12 +420,13 @@ impl crate::solids::Solid for RigidBody {
     }
 
     fn check(&self, max_speed: Real) -> Result<(), String> {
-        let state = self.velocity.iter().chain(self.angular_momentum.iter()).chain(self.position.iter());
+        let state = self.velocity.iter().chain(self.angular_momentum.iter()).chain(self.position.iter()).chain(self.orientation.coords.iter());
         if !state.into_iter().all(|v| v.is_finite()) {
-            return Err(format!("body `{}` has a non-finite position or velocity", self.name));
+            return Err(format!("body `{}` has a non-finite position, orientation or velocity", self.name));
         }
-        if self.velocity.norm() > max_speed {
-            return Err(format!("body `{}` reached {:.3} m/s, above simulation.max_speed = {} m/s", self.name, self.velocity.norm(), max_speed));
+        let speed = self.max_point_speed();
+        if speed > max_speed {
+            return Err(format!("body `{}` reached {speed:.3} m/s, above simulation.max_speed = {max_speed} m/s", self.name));
         }
         Ok(())
     }
