@@ -183,3 +183,36 @@ fn flip_scenes_run_and_report_unconverged_solves() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("resuming after frame 2"));
     assert_eq!(stats_lines(&out_dir), 3);
 }
+
+/// `--threads 4096` started thousands of workers and hung; the count is bounded.
+#[test]
+fn thread_counts_are_bounded() {
+    let dir = temp("threads");
+    let scene = write_scene(&dir, 1, "");
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--threads", "4096", "--out", dir.join("out").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads must be from 1 to 256, got 4096"));
+}
+
+/// A full disk (a write to `/dev/full`, through the temporary file of frame 1's mesh) stops
+/// the run with exit 1 and one clear message; the temporary file is gone, and with no
+/// checkpoints `stats.jsonl` and `tidepool.pvd` list only the frame whose files are complete.
+#[test]
+fn a_full_disk_stops_cleanly_and_lists_no_failed_frame() {
+    let dir = temp("full-disk");
+    let scene = write_scene(&dir, 2, "").to_str().unwrap().to_string();
+    std::fs::write(&scene, std::fs::read_to_string(&scene).unwrap().replace("formats = [\"ply\"]", "formats = [\"ply\", \"vtk\"]\ncheckpoint_every = 0")).unwrap();
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let tmp = out_dir.join(".surface_0001.ply.tmp");
+    std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
+    let out = tidepool(&["run", &scene, "--out", out_dir.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("surface_0001.ply") && err.matches("No space left on device").count() == 1, "{err}");
+    assert!(!err.contains("os error"), "{err}");
+    assert!(tmp.symlink_metadata().is_err(), "the temporary file is left behind");
+    assert_eq!(stats_lines(&out_dir), 1, "stats.jsonl lists the failed frame");
+    let pvd = std::fs::read_to_string(out_dir.join("tidepool.pvd")).unwrap();
+    assert!(!pvd.contains("_0001"), "tidepool.pvd lists the failed frame: {pvd}");
+}

@@ -10,14 +10,14 @@ pub enum Error {
     #[error(transparent)]
     Scene(#[from] SceneError),
     /// A file could not be read or written.
-    #[error("cannot {action} `{path}`: {source}")]
+    #[error("cannot {action} `{path}`: {}", crate::input::io_reason(cause))]
     Io {
         /// What was being done ("write", "read", "create directory").
         action: &'static str,
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, so not chained as a source: it would print twice).
+        cause: std::io::Error,
     },
     /// The simulation produced non-finite or runaway values.
     #[error(
@@ -46,7 +46,7 @@ impl Error {
     /// Wraps an I/O error with the action and file.
     pub fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
         let path = path.into();
-        move |source| Error::Io { action, path, source }
+        move |cause| Error::Io { action, path, cause }
     }
 }
 

@@ -16,14 +16,19 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Writes `bytes` to `path` atomically (temporary file, then rename).
+/// Writes `bytes` to `path` atomically (temporary file, then rename). On failure (a full
+/// disk) the temporary file is removed and `path` is as it was.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
     let tmp = path.with_file_name(format!(".{name}.tmp"));
-    let mut file = std::fs::File::create(&tmp).map_err(Error::io("create", &tmp))?;
-    file.write_all(bytes).map_err(Error::io("write", &tmp))?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(Error::io("rename into place", path))
+    let written = std::fs::File::create(&tmp)
+        .map_err(Error::io("create", &tmp))
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.flush()).map_err(Error::io("write", path)))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::io("rename into place", path)));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Frame-numbered file name, e.g. `surface_0007.ply`.
@@ -58,9 +63,12 @@ pub fn prepare(dir: &Path, scene: &AnyScene, info: &RunInfo) -> Result<()> {
 
 /// The sinks a scene asks for. When resuming after `resume_after`, sinks keep the records of
 /// frames up to it (stats lines, time series entries) and continue from there. A surface-flow
-/// run writes its meshes (PLY) and previews every frame.
+/// run writes its meshes (PLY) and previews every frame. A frame's files come first, then its
+/// `stats.jsonl` line, then the checkpoint: a frame whose files could not be written is never
+/// listed.
 pub fn sinks(scene: &AnyScene, dir: &Path, resume_after: Option<u32>) -> Result<Vec<Box<dyn FrameSink>>> {
-    let mut sinks: Vec<Box<dyn FrameSink>> = vec![Box::new(stats::StatsSink::new(dir, resume_after)?)];
+    let stats = Box::new(stats::StatsSink::new(dir, resume_after)?);
+    let mut sinks: Vec<Box<dyn FrameSink>> = Vec::new();
     match scene {
         AnyScene::Liquid(loaded) => {
             let out = &loaded.scene.output;
@@ -85,6 +93,7 @@ pub fn sinks(scene: &AnyScene, dir: &Path, resume_after: Option<u32>) -> Result<
             sinks.push(Box::new(preview::PreviewSink::new(dir, 1, &Default::default(), TriMesh::default())));
         }
     }
+    sinks.push(stats);
     if scene.checkpoint_every() > 0 {
         sinks.push(Box::new(checkpoint::CheckpointSink::new(dir, scene.checkpoint_every(), scene.fingerprint())));
     }
