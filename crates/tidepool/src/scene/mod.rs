@@ -186,11 +186,15 @@ impl AnyScene {
 /// Reads a scene file once and parses it as the kind it is (see [`surface::is_surface_scene`]).
 pub fn load_any(path: &Path) -> Result<AnyScene, SceneError> {
     let file = SceneFile::read(path)?;
-    let path = Some(path.to_path_buf());
-    Ok(if surface::is_surface_scene(&file.text) {
-        AnyScene::Surface(Box::new(surface::parse_surface(&file.text, &file.label, &file.name, path, &file.base_dir)?))
+    parse_any(&file.text, &file.label, &file.name, Some(path.to_path_buf()), &file.base_dir)
+}
+
+/// Parses and validates scene text of either kind (see [`parse`]).
+pub fn parse_any(text: &str, label: &str, name: &str, path: Option<PathBuf>, base_dir: &Path) -> Result<AnyScene, SceneError> {
+    Ok(if surface::is_surface_scene(text) {
+        AnyScene::Surface(Box::new(surface::parse_surface(text, label, name, path, base_dir)?))
     } else {
-        AnyScene::Liquid(Box::new(parse(&file.text, &file.label, &file.name, path, &file.base_dir)?))
+        AnyScene::Liquid(Box::new(parse(text, label, name, path, base_dir)?))
     })
 }
 

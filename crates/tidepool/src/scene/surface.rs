@@ -318,7 +318,7 @@ fn image(cx: &Context, key: &str, path: &str) -> Result<([usize; 2], Vec<Real>),
 fn resolve(scene: &SurfaceScene, cx: &Context) -> Result<SurfaceSetup, SceneError> {
     let sim = &scene.simulation;
     cx.check(sim.frames >= 1, "simulation.frames", || format!("expected at least 1 frame, got {}", sim.frames))?;
-    cx.check(sim.steps_per_frame >= 1, "simulation.steps_per_frame", || "expected at least 1 step per frame".into())?;
+    cx.check((1..=100_000).contains(&sim.steps_per_frame), "simulation.steps_per_frame", || format!("expected 1 to 100000 steps per frame, got {}", sim.steps_per_frame))?;
     cx.positive(sim.dt, "simulation.dt", "step length in s")?;
     let s = &scene.surface;
     cx.positive(s.spacing, "surface.spacing", "node spacing in m")?;
