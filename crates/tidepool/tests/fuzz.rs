@@ -109,7 +109,8 @@ fn check_and_step(text: String) -> Result<(), String> {
 
 #[test]
 fn mutated_scenes_are_refused_or_run_and_never_crash_or_hang() {
-    let mut scenes: Vec<_> = std::fs::read_dir(common::scenes_dir()).expect("scenes/").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect();
+    let mut scenes: Vec<_> =
+        std::fs::read_dir(common::scenes_dir()).expect("scenes/").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect();
     scenes.sort();
     let env = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     let (mutants, seed) = (env("TIDEPOOL_FUZZ_MUTANTS", MUTANTS as u64) as usize, env("TIDEPOOL_FUZZ_SEED", 0x9e37_79b9_7f4a_7c15));
