@@ -13,14 +13,14 @@ pub const DATA_LIMIT: u64 = 1 << 30;
 /// The bytes of the regular file at `path`, of at most `limit` bytes. The error says what is
 /// wrong, without the path (the caller adds it).
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {}", io_reason(&e)))?;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot open: {}", io_reason(&e)))?;
     if !meta.is_file() {
         return Err("not a regular file (a directory, device or pipe cannot be read as input)".into());
     }
     if meta.len() > limit {
         return Err(format!("the file is {:.1} MiB, more than the {:.0} MiB an input may be", meta.len() as f64 / 1048576.0, limit as f64 / 1048576.0));
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {}", io_reason(&e)))?;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {}", io_reason(&e)))?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // The file may have grown since; read no more than the limit allows.
     file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {}", io_reason(&e)))?;
