@@ -16,6 +16,7 @@
 pub mod cholesky;
 pub mod csr;
 pub mod mprgp;
+pub mod multigrid;
 pub mod pcg;
 pub mod reduce;
 pub mod stencil;
@@ -23,6 +24,7 @@ pub mod stencil;
 pub use cholesky::SparseCholesky;
 pub use csr::{CsrMatrix, Jacobi};
 pub use mprgp::{largest_eigenvalue, mprgp, FreeSetPreconditioner, MprgpInfo, MprgpParams, NoPreconditioner};
+pub use multigrid::Multigrid;
 pub use pcg::{pcg, PcgInfo, PcgParams};
 pub use stencil::{FreeSetMic0, Mic0, Stencil7};
 

@@ -64,12 +64,10 @@ impl Stencil7 {
     }
 }
 
-impl LinearOperator for Stencil7 {
-    fn len(&self) -> usize {
-        self.diag.len()
-    }
-
-    fn apply(&self, x: &[f64], y: &mut [f64]) {
+impl Stencil7 {
+    /// `y[c] = f(c, (A x)[c])` on active rows, 0 on inactive ones: a product fused with what
+    /// is done with it, in one parallel pass.
+    pub fn apply_with(&self, x: &[f64], y: &mut [f64], f: impl Fn(usize, f64) -> f64 + Sync) {
         let [nx, ny, _] = self.dims;
         let slab = nx * ny;
         y.par_chunks_mut(slab).enumerate().for_each(|(k, ys)| {
@@ -100,17 +98,32 @@ impl LinearOperator for Stencil7 {
                     if k > 0 {
                         s += self.plus[2][c - slab] * x[c - slab];
                     }
-                    ys[i + nx * j] = s;
+                    ys[i + nx * j] = f(c, s);
                 }
             }
         });
     }
+}
+
+impl LinearOperator for Stencil7 {
+    fn len(&self) -> usize {
+        self.diag.len()
+    }
+
+    fn apply(&self, x: &[f64], y: &mut [f64]) {
+        self.apply_with(x, y, |_, ax| ax);
+    }
 
     fn project_nullspace(&self, x: &mut [f64]) {
         for set in &self.floating {
-            let mean = set.iter().map(|&c| x[c as usize]).sum::<f64>() / set.len() as f64;
-            for &c in set {
-                x[c as usize] -= mean;
+            let mean = crate::reduce::sum_by(set.len(), |i| x[set[i] as usize]) / set.len() as f64;
+            if set.len() == x.len() {
+                // The whole vector (a closed box full of liquid): a plain parallel pass.
+                x.par_iter_mut().for_each(|v| *v -= mean);
+            } else {
+                for &c in set {
+                    x[c as usize] -= mean;
+                }
             }
         }
     }

@@ -34,6 +34,7 @@ fn one_turn(n: usize, slotted: bool) -> Real {
         density: 1000.0,
         advection: AdvectionScheme::MacCormack,
         pressure: PcgParams { tolerance: 1e-6, max_iterations: 100 },
+        preconditioner: Default::default(),
         particles_per_cell: 16,
         reseed_every: 10,
         seed: 1,

@@ -51,7 +51,7 @@ use poisson::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neigh
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use tidepool_linalg::{largest_eigenvalue, mprgp, pcg, FreeSetPreconditioner, LinearOperator, Mic0, MprgpParams, PcgParams, Preconditioner, Stencil7};
+use tidepool_linalg::{largest_eigenvalue, mprgp, pcg, FreeSetPreconditioner, LinearOperator, Mic0, MprgpParams, Multigrid, PcgParams, Preconditioner, Stencil7};
 
 /// Smallest share of a coupled face's dual cell left to the liquid (bounds the coefficients
 /// where a solid fills a dual cell next to a pressure unknown almost completely).
@@ -374,6 +374,17 @@ impl LinearOperator for CoupledSystem<'_, '_> {
     }
 }
 
+/// What preconditions the liquid's pressure block of the coupled solve
+/// (`liquid.pressure_preconditioner`): MIC(0), or a multigrid V-cycle
+/// ([`tidepool_linalg::Multigrid`]), which takes fewer, dearer iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PressurePreconditioner {
+    #[default]
+    Mic0,
+    Multigrid,
+}
+
 /// The preconditioner, block diagonal after a change of variables. Each coupled face's
 /// impulse and the pressures of its unknown cells enter the system only through
 /// `(y_f + mu_f)^2 / m_f`: with `nu_f = mu_f + y_f` (the impulse beyond what the pressures
@@ -382,7 +393,7 @@ impl LinearOperator for CoupledSystem<'_, '_> {
 /// `M^-1 = T diag(MIC(0)^-1, D^-1) T^T` with `T` the map `(q, nu) -> (q, mu)`,
 /// `mu_f = nu_f - y_f(q)`.
 struct CoupledPreconditioner<'a> {
-    pressure: Mic0<'a>,
+    pressure: Box<dyn Preconditioner + 'a>,
     faces: &'a [CoupledFace],
     impulse_diagonal: Vec<Real>,
     /// Room for the transformed pressure residual (used only with coupled faces).
@@ -390,9 +401,13 @@ struct CoupledPreconditioner<'a> {
 }
 
 impl<'a> CoupledPreconditioner<'a> {
-    fn new(pressure: &'a Stencil7, faces: &'a [CoupledFace], impulse_diagonal: Vec<Real>) -> Self {
+    fn new(pressure: &'a Stencil7, faces: &'a [CoupledFace], impulse_diagonal: Vec<Real>, choice: PressurePreconditioner) -> Self {
         let scratch = Mutex::new(if faces.is_empty() { Vec::new() } else { vec![0.0; pressure.diag.len()] });
-        CoupledPreconditioner { pressure: Mic0::new(pressure), faces, impulse_diagonal, scratch }
+        let pressure: Box<dyn Preconditioner + 'a> = match choice {
+            PressurePreconditioner::Mic0 => Box::new(Mic0::new(pressure)),
+            PressurePreconditioner::Multigrid => Box::new(Multigrid::new(pressure)),
+        };
+        CoupledPreconditioner { pressure, faces, impulse_diagonal, scratch }
     }
 }
 
@@ -585,6 +600,8 @@ pub struct FluidView<'a> {
     pub density: Real,
     /// Tolerance and iteration cap of the solve.
     pub params: PcgParams,
+    /// The preconditioner of the pressure block (bilateral solves).
+    pub preconditioner: PressurePreconditioner,
     /// Whether the liquid resists compression only (Gerszewski sec. 3.1): pressures are then
     /// bounded below by zero, so cells may expand (separate) but not compress, and the system
     /// is solved as a bound-constrained QP by MPRGP, the impulses free. Otherwise the liquid is
@@ -605,7 +622,7 @@ pub fn project(
     divergence: Real,
     solids: &mut [&mut dyn CoupledSolid],
 ) -> ([Array3<bool>; 3], CouplingReport) {
-    let FluidView { grid, phi, statics: static_solids, density, params, unilateral } = fluid;
+    let FluidView { grid, phi, statics: static_solids, density, params, preconditioner, unilateral } = fluid;
     let to_scaled = dt / (density * grid.dx);
     let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
     let mut solution: Vec<Real> = pressure.as_slice().iter().zip(unknown.as_slice()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
@@ -622,7 +639,7 @@ pub fn project(
         let info = mprgp(&system, &mut FreeSetJacobi::new(system.diagonal()), &c, &lower, &mut solution, step);
         (info.iterations, info.relative_residual, info.converged)
     } else {
-        let preconditioner = CoupledPreconditioner::new(&system.pressure, &system.faces, system.impulse_diagonal());
+        let preconditioner = CoupledPreconditioner::new(&system.pressure, &system.faces, system.impulse_diagonal(), preconditioner);
         let info = pcg(&system, &preconditioner, &rhs, &mut solution, params);
         (info.iterations, info.relative_residual, info.converged)
     };
@@ -756,6 +773,28 @@ mod tests {
         assert!(dense(&mut tank(1.0)).cholesky().is_some());
     }
 
+    /// The coupled solve preconditioned by multigrid reaches the one preconditioned by
+    /// MIC(0): the same pressures and the same cube velocity, to the solve's tolerance.
+    #[test]
+    fn multigrid_and_mic0_give_the_same_coupled_solve() {
+        let run = |preconditioner| {
+            let mut t = tank(600.0);
+            let mut pressure = t.grid.zeros(Location::Cell);
+            let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
+            let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
+            let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner, unilateral: false };
+            let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids);
+            assert!(report.projection.converged, "{preconditioner:?}");
+            (pressure, t.body.velocity)
+        };
+        let (p_mic, v_mic) = run(PressurePreconditioner::Mic0);
+        let (p_mg, v_mg) = run(PressurePreconditioner::Multigrid);
+        let size = p_mic.as_slice().iter().map(|p| p * p).sum::<Real>().sqrt();
+        let difference = p_mic.as_slice().iter().zip(p_mg.as_slice()).map(|(a, b)| (a - b) * (a - b)).sum::<Real>().sqrt();
+        assert!(size > 0.0 && difference <= 1e-7 * size, "pressures differ by {difference:e} (size {size:e})");
+        assert!((v_mic - v_mg).norm() <= 1e-7 * v_mic.norm().max(1e-3), "{v_mic:?} vs {v_mg:?}");
+    }
+
     /// One coupled solve: the liquid leaves every liquid cell divergence free and moves with
     /// the cube on its faces; the impulses on liquid and cube are equal and opposite.
     fn solve(t: &mut Tank) -> [Array3<bool>; 3] {
@@ -763,7 +802,7 @@ mod tests {
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
         let momentum_before = t.body.mass * t.body.velocity;
         let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, unilateral: false };
+        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner: PressurePreconditioner::Mic0, unilateral: false };
         let (valid, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids);
         assert!(report.projection.converged);
         let received = t.body.mass * t.body.velocity - momentum_before;
@@ -824,7 +863,7 @@ mod tests {
         t.phi = t.phi.par_map(|_, _, _, _| -1.0);
         let mut pressure = t.grid.zeros(Location::Cell);
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
-        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, unilateral: false };
+        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner: PressurePreconditioner::Mic0, unilateral: false };
         let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.01, &mut []);
         assert!(report.projection.converged, "{report:?}");
     }

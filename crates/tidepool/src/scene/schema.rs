@@ -135,6 +135,9 @@ pub struct Liquid {
     /// Iteration cap of the pressure solve.
     #[serde(default = "default_pressure_max_iterations")]
     pub pressure_max_iterations: u32,
+    /// Preconditioner of the pressure solve: `mic0` or `multigrid`.
+    #[serde(default)]
+    pub pressure_preconditioner: crate::coupling::PressurePreconditioner,
     /// Marker particles per cell near the surface (0 turns the particle correction off).
     #[serde(default = "default_particles_per_cell")]
     pub particles_per_cell: u32,
@@ -161,6 +164,7 @@ impl Default for Liquid {
             advection: AdvectionScheme::default(),
             pressure_tolerance: default_pressure_tolerance(),
             pressure_max_iterations: default_pressure_max_iterations(),
+            pressure_preconditioner: Default::default(),
             particles_per_cell: default_particles_per_cell(),
             reseed_every: default_reseed_every(),
             volume_correction: true,

@@ -33,6 +33,8 @@ pub struct LiquidParams {
     pub advection: AdvectionScheme,
     /// Pressure solve stopping rule.
     pub pressure: PcgParams,
+    /// The preconditioner of the pressure solve.
+    pub preconditioner: crate::coupling::PressurePreconditioner,
     /// Marker particles per band cell (0: plain level set).
     pub particles_per_cell: usize,
     /// Substeps between reseedings.
@@ -264,7 +266,15 @@ impl LevelSetLiquid {
 
     /// The liquid as the coupled solve sees it.
     fn view<'a>(&'a self, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
-        FluidView { grid, phi: &self.phi, statics: solids, density: self.params.density, params: self.params.pressure, unilateral: false }
+        FluidView {
+            grid,
+            phi: &self.phi,
+            statics: solids,
+            density: self.params.density,
+            params: self.params.pressure,
+            preconditioner: self.params.preconditioner,
+            unilateral: false,
+        }
     }
 
     /// The coupled solve of the bodies' position update: the liquid's velocity plus `dt`
@@ -280,7 +290,15 @@ impl LevelSetLiquid {
     }
 
     fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
-        let view = FluidView { grid, phi: &self.phi, statics: solids, density: self.params.density, params: self.params.pressure, unilateral: false };
+        let view = FluidView {
+            grid,
+            phi: &self.phi,
+            statics: solids,
+            density: self.params.density,
+            params: self.params.pressure,
+            preconditioner: self.params.preconditioner,
+            unilateral: false,
+        };
         let (valid, report) = coupling::project(view, &mut self.velocity, &mut self.pressure, dt, divergence, bodies);
         self.last_projection = report.projection;
         (valid, report)

@@ -89,6 +89,8 @@ pub struct FlipParams {
     pub density: Real,
     /// Relative tolerance and iteration cap of the solves (LCPs and Poisson).
     pub solver: PcgParams,
+    /// The preconditioner of the bilateral solve's pressure block.
+    pub preconditioner: crate::coupling::PressurePreconditioner,
     /// Whether the density correction runs (unilateral only).
     pub density_correction: bool,
     /// Cells at least this deep inside the liquid may take negative pressures (suction);
@@ -691,7 +693,15 @@ impl FlipLiquid {
     /// The liquid as the coupled solve sees it.
     fn view<'a>(&'a self, phi: &'a Array3<Real>) -> FluidView<'a> {
         let unilateral = self.params.incompressibility == Incompressibility::Unilateral;
-        FluidView { grid: &self.grid, phi, statics: &self.statics, density: self.params.density, params: self.params.solver, unilateral }
+        FluidView {
+            grid: &self.grid,
+            phi,
+            statics: &self.statics,
+            density: self.params.density,
+            params: self.params.solver,
+            preconditioner: self.params.preconditioner,
+            unilateral,
+        }
     }
 
     /// Projects `u` with `bodies` (sharp obstacles, the liquid given by `phi`) and keeps the
