@@ -44,9 +44,9 @@ enum Command {
         /// Scene file (TOML).
         scene: PathBuf,
     },
-    /// Run fixed benchmark workloads and print JSON.
+    /// Run fixed benchmark workloads on one thread and on all (or `--threads`) and print JSON with the speed-ups.
     Bench {
-        /// Cases to run (default: all). Known: poisson-128, dam-break-128, buoyancy, pool-of-bodies, tori-pool, lattice-256, lattice-1024, flip-dam-break, lcp-vs-poisson.
+        /// Cases to run (default: all). Known: poisson-128, dam-break-128, dam-break-128-multigrid, buoyancy, pool-of-bodies, tori-pool, lattice-256, lattice-1024, flip-dam-break, lcp-vs-poisson.
         #[arg(long = "case")]
         cases: Vec<String>,
         /// Worker threads (default: all cores).
@@ -342,7 +342,7 @@ fn bench(cases: &[String], threads: Option<usize>) -> anyhow::Result<u8> {
     let names: Vec<String> = if cases.is_empty() { tidepool::bench::CASES.iter().map(|s| s.to_string()).collect() } else { cases.to_vec() };
     let mut results = Vec::new();
     for name in &names {
-        let result = tidepool::bench::run_case(name).ok_or_else(|| UsageError(format!("unknown benchmark case `{name}`; known: {}", tidepool::bench::CASES.join(", "))))?;
+        let result = tidepool::bench::run_scaled(name).ok_or_else(|| UsageError(format!("unknown benchmark case `{name}`; known: {}", tidepool::bench::CASES.join(", "))))?;
         results.push(result);
     }
     let report = serde_json::json!({

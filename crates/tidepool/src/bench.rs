@@ -14,13 +14,14 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, Multigrid, PcgParams, Preconditioner};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 9] = ["poisson-128", "dam-break-128", "buoyancy", "pool-of-bodies", "tori-pool", "lattice-256", "lattice-1024", "flip-dam-break", "lcp-vs-poisson"];
+pub const CASES: [&str; 10] = ["poisson-128", "dam-break-128", "dam-break-128-multigrid", "buoyancy", "pool-of-bodies", "tori-pool", "lattice-256", "lattice-1024", "flip-dam-break", "lcp-vs-poisson"];
 
 /// Runs one case by name.
 pub fn run_case(name: &str) -> Option<Value> {
     match name {
         "poisson-128" => Some(poisson(128)),
         "dam-break-128" => Some(scene_case("dam-break-128", DAM_BREAK_128, 0.0, 10)),
+        "dam-break-128-multigrid" => Some(scene_case("dam-break-128-multigrid", &format!("{DAM_BREAK_128}[liquid]\npressure_preconditioner = \"multigrid\"\n"), 0.0, 10)),
         "buoyancy" => Some(scene_case("buoyancy", &buoyancy_scene(), 0.0, 10)),
         // Timed once the bodies have fallen into the water.
         "pool-of-bodies" => Some(scene_case("pool-of-bodies", POOL_OF_BODIES, 0.5, 10)),
@@ -30,6 +31,59 @@ pub fn run_case(name: &str) -> Option<Value> {
         "flip-dam-break" => Some(flip_dam_break(128, 3)),
         "lcp-vs-poisson" => Some(lcp_vs_poisson(64, 5)),
         _ => None,
+    }
+}
+
+/// Runs one case twice, on one thread and on the current pool's threads, and reports both
+/// and the speed-up of every timing (each number whose key holds `seconds`: one thread's over
+/// all threads'). On a one-thread pool the case runs once.
+pub fn run_scaled(name: &str) -> Option<Value> {
+    let threads = rayon::current_num_threads();
+    let all = run_case(name)?;
+    if threads == 1 {
+        return Some(json!({ "case": name, "threads": 1, "one_thread": all }));
+    }
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().ok()?.install(|| run_case(name))?;
+    Some(json!({ "case": name, "threads": threads, "one_thread": one, "all_threads": all, "speedup": speedup(&one, &all) }))
+}
+
+/// The ratios `one / all` of the timings in two reports of one case (see [`run_scaled`]):
+/// the numbers under keys holding `seconds`, and everything inside such keys.
+fn speedup(one: &Value, all: &Value) -> Value {
+    ratios(one, all, false)
+}
+
+fn ratios(one: &Value, all: &Value, timing: bool) -> Value {
+    match (one, all) {
+        (Value::Object(a), Value::Object(b)) => {
+            let each: serde_json::Map<String, Value> = a
+                .iter()
+                .filter_map(|(key, x)| {
+                    let y = b.get(key)?;
+                    let timing = timing || key.contains("seconds");
+                    let ratio = match (x.as_f64(), y.as_f64()) {
+                        (Some(x), Some(y)) if timing && y > 0.0 => json!(x / y),
+                        _ if x.is_object() || x.is_array() => ratios(x, y, timing),
+                        _ => return None,
+                    };
+                    (!ratio.is_null()).then(|| (key.clone(), ratio))
+                })
+                .collect();
+            if each.is_empty() {
+                Value::Null
+            } else {
+                Value::Object(each)
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            let each: Vec<Value> = a.iter().zip(b).map(|(x, y)| ratios(x, y, timing)).collect();
+            if each.iter().all(Value::is_null) {
+                Value::Null
+            } else {
+                Value::Array(each)
+            }
+        }
+        _ => Value::Null,
     }
 }
 
