@@ -14,7 +14,8 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, Multigrid, PcgParams, Preconditioner};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 10] = ["poisson-128", "dam-break-128", "dam-break-128-multigrid", "buoyancy", "pool-of-bodies", "tori-pool", "lattice-256", "lattice-1024", "flip-dam-break", "lcp-vs-poisson"];
+pub const CASES: [&str; 10] =
+    ["poisson-128", "dam-break-128", "dam-break-128-multigrid", "buoyancy", "pool-of-bodies", "tori-pool", "lattice-256", "lattice-1024", "flip-dam-break", "lcp-vs-poisson"];
 
 /// Runs one case by name.
 pub fn run_case(name: &str) -> Option<Value> {
@@ -377,4 +378,19 @@ pub fn machine() -> Value {
         "logical_cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "os": std::env::consts::OS,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Speed-ups are one thread's timings over all threads': every number under a key that
+    /// holds `seconds`, nested ones included; counts and other numbers are left out.
+    #[test]
+    fn speedups_divide_timings_only() {
+        let one = json!({ "seconds_per_substep": 4.0, "iterations": 28, "phase_seconds": { "surface": 3.0, "solve": 1.0 }, "cases": [{ "solve_seconds": 2.0 }] });
+        let all = json!({ "seconds_per_substep": 1.0, "iterations": 28, "phase_seconds": { "surface": 1.0, "solve": 0.5 }, "cases": [{ "solve_seconds": 0.5 }] });
+        let expected = json!({ "seconds_per_substep": 4.0, "phase_seconds": { "surface": 3.0, "solve": 2.0 }, "cases": [{ "solve_seconds": 4.0 }] });
+        assert_eq!(speedup(&one, &all), expected);
+    }
 }
