@@ -22,6 +22,7 @@ pub fn run_case(name: &str) -> Option<Value> {
     match name {
         "poisson-128" => Some(poisson(128)),
         "dam-break-128" => Some(scene_case("dam-break-128", DAM_BREAK_128, 0.0, 10)),
+        "dam-break-sph-geometry" => Some(dam_break_sph_geometry()),
         "dam-break-128-multigrid" => Some(scene_case("dam-break-128-multigrid", &format!("{DAM_BREAK_128}[liquid]\npressure_preconditioner = \"multigrid\"\n"), 0.0, 10)),
         "buoyancy" => Some(scene_case("buoyancy", &buoyancy_scene(), 0.0, 10)),
         // Timed once the bodies have fallen into the water.
@@ -268,6 +269,35 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
         "deformable_bodies_bytes": world.bodies_heap_bytes(),
         "peak_resident_bytes_per_cell": peak_resident_bytes().map(|b| b as f64 / cells as f64),
     })
+}
+
+/// SPlisHSPlasH's DamBreakModel geometry: a 1 m cube of water in the corner of a closed
+/// 4 x 3 x 1.5 m tank, run through the driver (CFL substeps): FLIP at 80 cells along x (64 000
+/// particles, as SPlisHSPlasH's 59 000) and the level set at 80 for one simulated second, FLIP
+/// at 160 (512 000 particles) for a tenth. Reports wall seconds per simulated second, the
+/// figure to compare.
+pub fn dam_break_sph_geometry() -> Value {
+    let run = |method: &str, resolution: u32, duration: Real| {
+        let text = format!(
+            "[simulation]\nframes = 1\nfps = {}\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [4.0, 3.0, 1.5]\nresolution = {resolution}\n\
+             [liquid]\nmethod = \"{method}\"\n[[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }}\n",
+            1.0 / duration
+        );
+        let loaded = scene::parse(&text, "bench", "bench", None, std::path::Path::new(".")).expect("valid bench scene");
+        let mut world = World::build(&loaded).expect("valid bench scene");
+        let record = crate::driver::advance_frame(&mut world, 1, &mut |_| {}).expect("stable");
+        let particles = world.flip().map(|f| f.positions.len()).or(world.level_set().map(|f| f.liquid.particles.len()));
+        json!({
+            "method": method,
+            "grid": world.fluid.grid().map(|g| g.dims),
+            "particles": particles,
+            "simulated_time": duration,
+            "substeps": record.substeps,
+            "wall_seconds": record.wall_seconds,
+            "wall_seconds_per_simulated_second": record.wall_seconds / duration,
+        })
+    };
+    json!({ "case": "dam-break-sph-geometry", "runs": [run("flip", 80, 1.0), run("flip", 160, 0.1), run("level-set", 80, 1.0)] })
 }
 
 /// A FLIP dam break in a 2 x 1 x 1 m tank at `resolution` cells along x, unilateral or
