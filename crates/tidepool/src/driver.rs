@@ -190,10 +190,14 @@ impl Driver {
         Ok(record)
     }
 
-    /// Hands a frame to the sinks, after the world's health check (a state that fails it is
-    /// never written).
+    /// Hands a frame to the sinks, after the world's health check and a check of the frame's
+    /// measures (a state that fails either is never written).
     fn emit(&mut self, record: &FrameRecord) -> Result<()> {
-        self.world.check().map_err(|reason| Error::BlowUp { frame: record.frame, time: record.time, reason })?;
+        let blow_up = |reason: String| Error::BlowUp { frame: record.frame, time: record.time, reason };
+        self.world.check().map_err(blow_up)?;
+        if !record.measures.is_finite() {
+            return Err(blow_up(format!("the frame's measures overflow ({:?})", record.measures)));
+        }
         let frame = Frame::new(&self.world, record);
         for sink in &mut self.sinks {
             sink.write(&frame)?;

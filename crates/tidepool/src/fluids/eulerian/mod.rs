@@ -71,6 +71,14 @@ pub struct LiquidMeasures {
     pub max_speed: Real,
 }
 
+impl LiquidMeasures {
+    /// Whether every measure is a finite number (a state can be finite and still overflow
+    /// them: a sheet stepped past its stability limit).
+    pub fn is_finite(&self) -> bool {
+        [self.volume, self.kinetic_energy, self.max_speed].iter().chain(self.momentum.iter()).all(|v| v.is_finite())
+    }
+}
+
 /// Volume control: the level set's volume drifts (films thinner than a cell vanish, merging and
 /// splitting surfaces gain or lose a little), so the projection may impose a small uniform
 /// divergence `s` in the liquid that steers the volume back to its target, with a critically

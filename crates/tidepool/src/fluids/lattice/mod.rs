@@ -342,12 +342,11 @@ impl SurfaceFlow {
         (terrain, water)
     }
 
-    /// The health check: a node at a non-finite position, or energies that overflow, is a
-    /// blow-up.
+    /// The health check: a node at a non-finite position is a blow-up (a frame whose
+    /// energies overflow is refused where the frame is measured).
     pub fn check(&self) -> Result<(), String> {
         let finite = |x: &Vec3| x.iter().all(|v| v.is_finite());
-        let energy = self.sheet.energy(self.dt, &self.gravity);
-        if self.sheet.positions.iter().chain(&self.sheet.previous).all(finite) && [energy.kinetic, energy.elastic, energy.gravity].iter().all(|e| e.is_finite()) {
+        if self.sheet.positions.iter().chain(&self.sheet.previous).all(finite) {
             Ok(())
         } else {
             Err("the surface's motion is no longer finite (a stiffer sheet needs a smaller simulation.dt)".into())
