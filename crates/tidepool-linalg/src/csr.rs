@@ -2,7 +2,7 @@
 //! in parallel over rows; and the diagonal (Jacobi) preconditioner.
 
 use crate::reduce::PARALLEL_MIN;
-use crate::{LinearOperator, Preconditioner};
+use crate::{FreeSetPreconditioner, LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
 /// A square sparse matrix in compressed sparse row form (both triangles stored).
@@ -99,7 +99,36 @@ pub struct Jacobi {
 impl Jacobi {
     /// The preconditioner of `matrix`'s diagonal (zero entries are left alone).
     pub fn new(matrix: &CsrMatrix) -> Self {
-        Jacobi { inverse: matrix.diagonal().iter().map(|d| if *d != 0.0 { 1.0 / d } else { 0.0 }).collect() }
+        Jacobi::from_diagonal(&matrix.diagonal())
+    }
+
+    /// The preconditioner of a matrix with this diagonal (zero entries are left alone).
+    pub fn from_diagonal(diagonal: &[f64]) -> Self {
+        Jacobi { inverse: diagonal.iter().map(|d| if *d != 0.0 { 1.0 / d } else { 0.0 }).collect() }
+    }
+}
+
+/// Jacobi on MPRGP's free set: `z = r / diag` on free variables, zero on the others.
+pub struct FreeSetJacobi {
+    jacobi: Jacobi,
+    free: Vec<bool>,
+}
+
+impl FreeSetJacobi {
+    /// Of a matrix with this diagonal, every variable free.
+    pub fn from_diagonal(diagonal: &[f64]) -> Self {
+        FreeSetJacobi { jacobi: Jacobi::from_diagonal(diagonal), free: vec![true; diagonal.len()] }
+    }
+}
+
+impl FreeSetPreconditioner for FreeSetJacobi {
+    fn set_free(&mut self, free: &[bool]) {
+        self.free.copy_from_slice(free);
+    }
+
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        self.jacobi.apply(r, z);
+        z.iter_mut().zip(&self.free).filter(|(_, f)| !**f).for_each(|(z, _)| *z = 0.0);
     }
 }
 

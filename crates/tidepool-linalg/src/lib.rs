@@ -22,7 +22,7 @@ pub mod reduce;
 pub mod stencil;
 
 pub use cholesky::SparseCholesky;
-pub use csr::{CsrMatrix, Jacobi};
+pub use csr::{CsrMatrix, FreeSetJacobi, Jacobi};
 pub use mprgp::{largest_eigenvalue, mprgp, FreeSetPreconditioner, MprgpInfo, MprgpParams, NoPreconditioner};
 pub use multigrid::Multigrid;
 pub use pcg::{pcg, PcgInfo, PcgParams};

@@ -194,8 +194,9 @@ fn restrict_axis(src: &[f64], dims: [usize; 3], axis: usize, dst: &mut [f64]) {
     });
 }
 
-/// The transpose of [`restrict_axis`]: `dims` is the fine box.
-fn prolong_axis(src: &[f64], dims: [usize; 3], axis: usize, dst: &mut [f64]) {
+/// The transpose of [`restrict_axis`]: `dims` is the fine box; `put(index, slot, value)`
+/// stores each prolonged value.
+fn prolong_axis(src: &[f64], dims: [usize; 3], axis: usize, dst: &mut [f64], put: impl Fn(usize, &mut f64, f64) + Sync) {
     let coarse = dims[axis].div_ceil(2);
     let mut from = dims;
     from[axis] = coarse;
@@ -206,7 +207,7 @@ fn prolong_axis(src: &[f64], dims: [usize; 3], axis: usize, dst: &mut [f64]) {
         let f = coord[axis];
         let near = f / 2;
         let far = if f % 2 == 0 { near.checked_sub(1) } else { (near + 1 < coarse).then_some(near + 1) };
-        *v = 0.75 * src[base + near * strides[axis]] + far.map_or(0.0, |g| 0.25 * src[base + g * strides[axis]]);
+        put(o, v, 0.75 * src[base + near * strides[axis]] + far.map_or(0.0, |g| 0.25 * src[base + g * strides[axis]]));
     });
 }
 
@@ -219,20 +220,13 @@ fn prolong_add(fine: &Stencil7, e: &[f64], tmp: &mut [Vec<f64>; 2], x: &mut [f64
     let [t0, t1] = tmp;
     t0.resize(z_fine.iter().product(), 0.0);
     t1.resize(zy_fine.iter().product(), 0.0);
-    prolong_axis(e, z_fine, 2, t0);
-    prolong_axis(t0, zy_fine, 1, t1);
-    let t1 = &*t1;
-    let coarse_x = [d[0].div_ceil(2), d[1], d[2]];
-    let strides = [1, coarse_x[0], coarse_x[0] * coarse_x[1]];
-    x.par_iter_mut().enumerate().for_each(|(f, x)| {
-        if fine.diag[f] == 0.0 {
-            return;
+    let set = |_: usize, v: &mut f64, p: f64| *v = p;
+    prolong_axis(e, z_fine, 2, t0, set);
+    prolong_axis(t0, zy_fine, 1, t1, set);
+    prolong_axis(t1, d, 0, x, |f, v, p| {
+        if fine.diag[f] != 0.0 {
+            *v += p;
         }
-        let (i, rest) = (f % d[0], f / d[0]);
-        let base = rest * strides[1];
-        let near = i / 2;
-        let far = if i % 2 == 0 { near.checked_sub(1) } else { (near + 1 < coarse_x[0]).then_some(near + 1) };
-        *x += 0.75 * t1[base + near] + far.map_or(0.0, |g| 0.25 * t1[base + g]);
     });
 }
 

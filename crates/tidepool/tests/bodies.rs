@@ -149,15 +149,7 @@ velocity = [0.8, 0.3, 0.0]
 "#,
     );
     let mut world = World::build(&loaded).expect("the scene builds");
-    let mut exchanged = 0.0;
-    for _ in 0..40 {
-        let before = world.solids.rigid[0].mass * world.solids.rigid[0].velocity;
-        let dt = world.cfl_dt().min(0.01);
-        let report = tidepool::pipeline::step(&mut world, dt).unwrap();
-        let received = world.solids.rigid[0].mass * world.solids.rigid[0].velocity - before;
-        assert!((received + report.impulse_on_liquid).norm() <= 1e-10 * before.norm(), "{received:?} vs {:?}", report.impulse_on_liquid);
-        exchanged += received.norm();
-    }
+    let exchanged = common::exchanged_impulse(&mut world, 40, "level set");
     assert!(exchanged > 0.1 * (world.solids.rigid[0].mass * 0.8), "the ball hardly felt the water");
 }
 

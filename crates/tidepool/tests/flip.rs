@@ -237,15 +237,7 @@ fn ball_and_flip_water_exchange_equal_and_opposite_impulses_every_substep() {
     for mode in ["bilateral", "unilateral"] {
         let body = "[[body]]\nshape.sphere = { center = [0.2, 0.1, 0.2], radius = 0.05 }\ndensity = 700.0\nvelocity = [0.6, 0.2, 0.0]\n";
         let mut world = flip_tank(mode, "frames = 1\ngravity = [0.0, 0.0, 0.0]", body);
-        let mut exchanged = 0.0;
-        for _ in 0..30 {
-            let before = world.solids.rigid[0].mass * world.solids.rigid[0].velocity;
-            let dt = world.cfl_dt().min(0.01);
-            let report = tidepool::pipeline::step(&mut world, dt).unwrap();
-            let received = world.solids.rigid[0].mass * world.solids.rigid[0].velocity - before;
-            assert!((received + report.impulse_on_liquid).norm() <= 1e-10 * before.norm(), "{mode}: {received:?} vs {:?}", report.impulse_on_liquid);
-            exchanged += received.norm();
-        }
+        let exchanged = common::exchanged_impulse(&mut world, 30, mode);
         assert!(exchanged > 0.1 * world.solids.rigid[0].mass * 0.6, "{mode}: the ball hardly felt the water: {exchanged} N s");
     }
 }

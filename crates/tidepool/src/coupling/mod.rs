@@ -51,7 +51,7 @@ use poisson::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neigh
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use tidepool_linalg::{largest_eigenvalue, mprgp, pcg, FreeSetPreconditioner, LinearOperator, Mic0, MprgpParams, Multigrid, PcgParams, Preconditioner, Stencil7};
+use tidepool_linalg::{largest_eigenvalue, mprgp, pcg, FreeSetJacobi, LinearOperator, Mic0, MprgpParams, Multigrid, PcgParams, Preconditioner, Stencil7};
 
 /// Smallest share of a coupled face's dual cell left to the liquid (bounds the coefficients
 /// where a solid fills a dual cell next to a pressure unknown almost completely).
@@ -433,31 +433,6 @@ impl Preconditioner for CoupledPreconditioner<'_> {
     }
 }
 
-/// Jacobi on MPRGP's free set: `z = r / diag` on free variables, zero on the others.
-struct FreeSetJacobi {
-    inverse: Vec<Real>,
-    free: Vec<bool>,
-}
-
-impl FreeSetJacobi {
-    fn new(diagonal: Vec<Real>) -> Self {
-        let free = vec![true; diagonal.len()];
-        FreeSetJacobi { inverse: diagonal.into_iter().map(|d| if d > 0.0 { 1.0 / d } else { 0.0 }).collect(), free }
-    }
-}
-
-impl FreeSetPreconditioner for FreeSetJacobi {
-    fn set_free(&mut self, free: &[bool]) {
-        self.free.copy_from_slice(free);
-    }
-
-    fn apply(&self, r: &[f64], z: &mut [f64]) {
-        for (((zi, ri), d), f) in z.iter_mut().zip(r).zip(&self.inverse).zip(&self.free) {
-            *zi = if *f { ri * d } else { 0.0 };
-        }
-    }
-}
-
 /// What the coupled solve did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CouplingReport {
@@ -636,7 +611,7 @@ pub fn project(
         let lower: Vec<Real> = (0..system.len()).map(|i| if i < cells { 0.0 } else { Real::NEG_INFINITY }).collect();
         let (norm, _) = largest_eigenvalue(&system, &mut Vec::new(), 1e-3, 200);
         let step = MprgpParams { tolerance: params.tolerance, max_iterations: params.max_iterations, gamma: 1.0, step_length: 1.8 / norm.max(1e-300) };
-        let info = mprgp(&system, &mut FreeSetJacobi::new(system.diagonal()), &c, &lower, &mut solution, step);
+        let info = mprgp(&system, &mut FreeSetJacobi::from_diagonal(&system.diagonal()), &c, &lower, &mut solution, step);
         (info.iterations, info.relative_residual, info.converged)
     } else {
         let preconditioner = CoupledPreconditioner::new(&system.pressure, &system.faces, system.impulse_diagonal(), preconditioner);

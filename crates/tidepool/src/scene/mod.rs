@@ -51,7 +51,7 @@ pub struct LoadedScene {
 impl LoadedScene {
     /// An error at the value of the dotted `key` (found when the scene is built into a world).
     pub fn error(&self, key: &str, message: impl Into<String>) -> SceneError {
-        SceneError::new(&self.label, locate(&self.text, key), Some(key.to_string()), &message.into())
+        located(&self.label, &self.text, key, &message.into())
     }
 
     /// Whether `x` is within `reach` (m) of the initial liquid: inside the union of the
@@ -226,7 +226,7 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned + serde::Serialize>(text:
     // written back out shows what was kept.
     if let (Ok(input), Ok(kept)) = (toml::from_str::<toml::Value>(text), toml::Value::try_from(&value)) {
         if let Some((key, expected, got)) = dropped(&input, &kept, String::new()) {
-            return Err(SceneError::new(label, locate(text, &key), Some(key), &format!("expected {expected} values, got {got}")));
+            return Err(located(label, text, &key, &format!("expected {expected} values, got {got}")));
         }
     }
     Ok(value)
@@ -273,6 +273,11 @@ pub fn parse(text: &str, label: &str, name: &str, path: Option<PathBuf>, base_di
         models: resolved.models,
         label: label.to_string(),
     })
+}
+
+/// An error at the value of the dotted `key` in the scene `text` named `label`.
+fn located(label: &str, text: &str, key: &str, message: &str) -> SceneError {
+    SceneError::new(label, locate(text, key), Some(key.to_string()), message)
 }
 
 /// 1-based line and column of byte offset `offset` in `text`.

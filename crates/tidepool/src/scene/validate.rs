@@ -1,6 +1,6 @@
 //! Scene validation: every value checked, shapes resolved, the grid laid out.
 
-use super::locate;
+use super::located;
 use super::schema::*;
 use crate::error::SceneError;
 use crate::fluids::eulerian::estimate_memory_bytes;
@@ -22,7 +22,7 @@ pub(super) struct Context<'a> {
 
 impl Context<'_> {
     pub(super) fn error(&self, key: &str, message: impl Into<String>) -> SceneError {
-        SceneError::new(self.label, locate(self.text, key), Some(key.to_string()), &message.into())
+        located(self.label, self.text, key, &message.into())
     }
 
     pub(super) fn check(&self, ok: bool, key: &str, message: impl FnOnce() -> String) -> Result<(), SceneError> {

@@ -106,3 +106,20 @@ pub fn settled(fractions: &[Real]) -> Real {
     let tail = &fractions[fractions.len() - 48..];
     tail.iter().sum::<Real>() / tail.len() as Real
 }
+
+/// Runs `substeps` CFL substeps (at most 10 ms) of a world with one rigid body, asserting
+/// every substep that the body's momentum changed by exactly minus the impulse the coupled
+/// solves gave the liquid (to 1e-10 of its momentum); returns the total impulse the body
+/// received (N s). `what` names the case in failures.
+pub fn exchanged_impulse(world: &mut World, substeps: usize, what: &str) -> Real {
+    let mut exchanged = 0.0;
+    for _ in 0..substeps {
+        let before = world.solids.rigid[0].mass * world.solids.rigid[0].velocity;
+        let dt = world.cfl_dt().min(0.01);
+        let report = tidepool::pipeline::step(world, dt).unwrap();
+        let received = world.solids.rigid[0].mass * world.solids.rigid[0].velocity - before;
+        assert!((received + report.impulse_on_liquid).norm() <= 1e-10 * before.norm(), "{what}: {received:?} vs {:?}", report.impulse_on_liquid);
+        exchanged += received.norm();
+    }
+    exchanged
+}

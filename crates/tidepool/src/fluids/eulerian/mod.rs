@@ -272,17 +272,10 @@ impl LevelSetLiquid {
         self.solve(grid, solids, dt, self.volume.divergence, &mut held).0
     }
 
-    /// The liquid as the coupled solve sees it.
-    fn view<'a>(&'a self, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
-        FluidView {
-            grid,
-            phi: &self.phi,
-            statics: solids,
-            density: self.params.density,
-            params: self.params.pressure,
-            preconditioner: self.params.preconditioner,
-            unilateral: false,
-        }
+    /// The liquid, its level set `phi` and its `params`, as the coupled solve sees it (a
+    /// function of the fields, so that the velocity can be borrowed beside it).
+    fn view<'a>(phi: &'a Array3<Real>, params: &LiquidParams, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
+        FluidView { grid, phi, statics: solids, density: params.density, params: params.pressure, preconditioner: params.preconditioner, unilateral: false }
     }
 
     /// The coupled solve of the bodies' position update: the liquid's velocity plus `dt`
@@ -294,19 +287,11 @@ impl LevelSetLiquid {
             faces.as_mut_slice().par_iter_mut().for_each(|u| *u += gravity[a] * dt);
         }
         let mut pressure = self.pressure.clone();
-        coupling::project(self.view(grid, solids), &mut velocity, &mut pressure, dt, self.volume.divergence, bodies);
+        coupling::project(Self::view(&self.phi, &self.params, grid, solids), &mut velocity, &mut pressure, dt, self.volume.divergence, bodies);
     }
 
     fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
-        let view = FluidView {
-            grid,
-            phi: &self.phi,
-            statics: solids,
-            density: self.params.density,
-            params: self.params.pressure,
-            preconditioner: self.params.preconditioner,
-            unilateral: false,
-        };
+        let view = Self::view(&self.phi, &self.params, grid, solids);
         let (valid, report) = coupling::project(view, &mut self.velocity, &mut self.pressure, dt, divergence, bodies);
         self.last_projection = report.projection;
         (valid, report)

@@ -658,8 +658,7 @@ impl FlipLiquid {
     }
 
     /// Phase 4 (sec. 3.2, steps 7 to 9): velocity extrapolation, PIC/FLIP, and advection of
-    /// the particles through the new velocity, kept out of `bodies` where they now are. On a
-    /// blow-up, returns what was found.
+    /// the particles through the new velocity, kept out of `bodies` where they now are.
     pub fn finish(&mut self, mut sub: FlipSubstep, dt: Real, settings: &Settings, bodies: &[&dyn CoupledSolid]) {
         let stopwatch = Instant::now();
         let layers = settings.cfl.ceil() as usize + 2;
