@@ -185,7 +185,10 @@ fn restrict_axis(src: &[f64], dims: [usize; 3], axis: usize, dst: &mut [f64]) {
         let base: usize = (0..3).filter(|&a| a != axis).map(|a| coord[a] * strides[a]).sum();
         let c = coord[axis] as isize;
         let mut sum = 0.0;
-        for (f, w) in [(2 * c - 1, 0.25), (2 * c, 0.75), (2 * c + 1, 0.75), (2 * c + 2, 0.25)] {
+        let coarse = fine.div_ceil(2) as isize;
+        // A fine cell with no second coarse neighbour (at the box's ends) gives all of itself to its parent.
+        let (even, odd) = (if c == 0 { 1.0 } else { 0.75 }, if c + 1 == coarse { 1.0 } else { 0.75 });
+        for (f, w) in [(2 * c - 1, 0.25), (2 * c, even), (2 * c + 1, odd), (2 * c + 2, 0.25)] {
             if f >= 0 && (f as usize) < fine {
                 sum += w * src[base + f as usize * strides[axis]];
             }
@@ -207,7 +210,11 @@ fn prolong_axis(src: &[f64], dims: [usize; 3], axis: usize, dst: &mut [f64], put
         let f = coord[axis];
         let near = f / 2;
         let far = if f % 2 == 0 { near.checked_sub(1) } else { (near + 1 < coarse).then_some(near + 1) };
-        put(o, v, 0.75 * src[base + near * strides[axis]] + far.map_or(0.0, |g| 0.25 * src[base + g * strides[axis]]));
+        let p = match far {
+            Some(g) => 0.75 * src[base + near * strides[axis]] + 0.25 * src[base + g * strides[axis]],
+            None => src[base + near * strides[axis]],
+        };
+        put(o, v, p);
     });
 }
 
