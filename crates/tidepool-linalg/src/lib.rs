@@ -26,7 +26,7 @@ pub use csr::{CsrMatrix, FreeSetJacobi, Jacobi};
 pub use mprgp::{largest_eigenvalue, mprgp, FreeSetPreconditioner, MprgpInfo, MprgpParams, NoPreconditioner};
 pub use multigrid::Multigrid;
 pub use pcg::{pcg, PcgInfo, PcgParams};
-pub use stencil::{FreeSetMic0, Mic0, Stencil7};
+pub use stencil::{FreeSetMic0, Mic0, Packing, Stencil7};
 
 /// A symmetric linear operator `y = A x` on vectors of length [`LinearOperator::len`].
 pub trait LinearOperator: Sync {

@@ -19,7 +19,7 @@
 //!
 //! It stops when the projected gradient is small: `||g^P|| <= tolerance ||c||`.
 
-use crate::reduce::{dot, norm2, CHUNK};
+use crate::reduce::{dot, norm2, CHUNK, MIN_CHUNKS, PARALLEL_MIN};
 use crate::LinearOperator;
 use rayon::prelude::*;
 
@@ -105,14 +105,14 @@ where
     }
     let mut g = vec![0.0; n];
     a.apply(x, &mut g);
-    g.par_iter_mut().zip(c.par_iter()).for_each(|(gi, ci)| *gi += ci);
+    g.par_iter_mut().with_min_len(PARALLEL_MIN).zip(c.par_iter()).for_each(|(gi, ci)| *gi += ci);
     let mut free: Vec<bool> = x.iter().zip(lower).map(|(xi, li)| xi > li).collect();
     m.set_free(&free);
     let (mut z, mut p, mut ap) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut info = MprgpInfo::default();
     // The free gradient, phi, restarted as the first CG direction.
     let free_gradient = |g: &[f64], free: &[bool], phi: &mut [f64]| {
-        phi.par_iter_mut().zip(g.par_iter()).zip(free.par_iter()).for_each(|((p, gi), f)| *p = if *f { *gi } else { 0.0 });
+        phi.par_iter_mut().with_min_len(PARALLEL_MIN).zip(g.par_iter()).zip(free.par_iter()).for_each(|((p, gi), f)| *p = if *f { *gi } else { 0.0 });
     };
     let mut phi = vec![0.0; n];
     free_gradient(&g, &free, &mut phi);
@@ -128,6 +128,7 @@ where
             .zip(x.par_chunks(CHUNK))
             .zip(lower.par_chunks(CHUNK))
             .zip(free.par_chunks(CHUNK))
+            .with_min_len(MIN_CHUNKS)
             .map(|(((g, x), lower), free)| {
                 let mut sums = (0.0, 0.0, 0.0);
                 for i in 0..g.len() {
@@ -164,6 +165,7 @@ where
                 .par_chunks(CHUNK)
                 .zip(x.par_chunks(CHUNK))
                 .zip(lower.par_chunks(CHUNK))
+                .with_min_len(MIN_CHUNKS)
                 .map(|((p, x), lower)| {
                     let mut step = f64::INFINITY;
                     for i in 0..p.len() {
@@ -176,22 +178,22 @@ where
                 .reduce(|| f64::INFINITY, f64::min);
             if alpha_cg <= alpha_feasible && pap > 0.0 {
                 info.cg_steps += 1;
-                x.par_iter_mut().zip(p.par_iter()).for_each(|(xi, pi)| *xi -= alpha_cg * pi);
-                g.par_iter_mut().zip(ap.par_iter()).for_each(|(gi, api)| *gi -= alpha_cg * api);
+                x.par_iter_mut().with_min_len(PARALLEL_MIN).zip(p.par_iter()).for_each(|(xi, pi)| *xi -= alpha_cg * pi);
+                g.par_iter_mut().with_min_len(PARALLEL_MIN).zip(ap.par_iter()).for_each(|(gi, api)| *gi -= alpha_cg * api);
                 free_gradient(&g, &free, &mut phi);
                 m.apply(&phi, &mut z);
                 let rz_new = dot(&phi, &z);
                 let b = rz_new / rz;
                 rz = rz_new;
-                p.par_iter_mut().zip(z.par_iter()).for_each(|(pi, zi)| *pi = zi + b * *pi);
+                p.par_iter_mut().with_min_len(PARALLEL_MIN).zip(z.par_iter()).for_each(|(pi, zi)| *pi = zi + b * *pi);
                 continue;
             }
             // Expansion: to the boundary along p, then a projected free-gradient step.
             info.expansion_steps += 1;
             let step = alpha_feasible.min(alpha_cg.max(0.0));
-            x.par_iter_mut().zip(p.par_iter()).for_each(|(xi, pi)| *xi -= step * pi);
-            g.par_iter_mut().zip(ap.par_iter()).for_each(|(gi, api)| *gi -= step * api);
-            x.par_iter_mut().enumerate().for_each(|(i, xi)| {
+            x.par_iter_mut().with_min_len(PARALLEL_MIN).zip(p.par_iter()).for_each(|(xi, pi)| *xi -= step * pi);
+            g.par_iter_mut().with_min_len(PARALLEL_MIN).zip(ap.par_iter()).for_each(|(gi, api)| *gi -= step * api);
+            x.par_iter_mut().with_min_len(PARALLEL_MIN).enumerate().for_each(|(i, xi)| {
                 if free[i] {
                     *xi = (*xi - alpha_bar * g[i]).max(lower[i]);
                 }
@@ -202,14 +204,14 @@ where
             let d: Vec<f64> = (0..n).map(|i| if free[i] { 0.0 } else { g[i].min(0.0) }).collect();
             a.apply(&d, &mut ap);
             let step = beta_sq / dot(&d, &ap);
-            x.par_iter_mut().zip(d.par_iter()).for_each(|(xi, di)| *xi -= step * di);
+            x.par_iter_mut().with_min_len(PARALLEL_MIN).zip(d.par_iter()).for_each(|(xi, di)| *xi -= step * di);
         }
         // A new free set: the gradient afresh, the preconditioner for it, CG restarted.
         for (xi, li) in x.iter_mut().zip(lower) {
             *xi = xi.max(*li);
         }
         a.apply(x, &mut g);
-        g.par_iter_mut().zip(c.par_iter()).for_each(|(gi, ci)| *gi += ci);
+        g.par_iter_mut().with_min_len(PARALLEL_MIN).zip(c.par_iter()).for_each(|(gi, ci)| *gi += ci);
         free = x.iter().zip(lower).map(|(xi, li)| xi > li).collect();
         m.set_free(&free);
         free_gradient(&g, &free, &mut phi);
@@ -235,7 +237,7 @@ pub fn largest_eigenvalue<A: LinearOperator + ?Sized>(a: &A, v: &mut Vec<f64>, t
     let mut estimate = 0.0;
     for iteration in 1..=max_iterations {
         let norm = norm2(v);
-        v.par_iter_mut().for_each(|vi| *vi /= norm);
+        v.par_iter_mut().with_min_len(PARALLEL_MIN).for_each(|vi| *vi /= norm);
         a.apply(v, &mut w);
         let next = norm2(&w);
         std::mem::swap(v, &mut w);

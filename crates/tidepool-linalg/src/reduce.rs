@@ -14,13 +14,17 @@ pub const CHUNK: usize = 8192;
 /// thread pool costs more than the work.
 pub const PARALLEL_MIN: usize = 16_384;
 
+/// Chunks a reduction keeps on one thread: its chunk sums are added in the same order either
+/// way, so this changes the speed, not the result.
+pub const MIN_CHUNKS: usize = PARALLEL_MIN.div_ceil(CHUNK);
+
 /// `a . b`, bit-reproducible.
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "dot: length mismatch");
     if a.len() <= CHUNK {
         return a.iter().zip(b).map(|(p, q)| p * q).sum();
     }
-    let partial: Vec<f64> = a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).map(|(x, y)| x.iter().zip(y).map(|(p, q)| p * q).sum()).collect();
+    let partial: Vec<f64> = a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).with_min_len(MIN_CHUNKS).map(|(x, y)| x.iter().zip(y).map(|(p, q)| p * q).sum()).collect();
     partial.iter().sum()
 }
 
@@ -35,7 +39,7 @@ where
     F: Fn(usize) -> f64 + Sync,
 {
     let chunks = n.div_ceil(CHUNK);
-    let partial: Vec<f64> = (0..chunks).into_par_iter().map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(&f).sum()).collect();
+    let partial: Vec<f64> = (0..chunks).into_par_iter().with_min_len(MIN_CHUNKS).map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(&f).sum()).collect();
     partial.iter().sum()
 }
 

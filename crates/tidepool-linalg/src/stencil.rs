@@ -1,6 +1,6 @@
 //! Symmetric seven-point matrices on a 3D index box and their MIC(0) preconditioner.
 
-use crate::{FreeSetPreconditioner, LinearOperator, Preconditioner};
+use crate::{CsrMatrix, FreeSetPreconditioner, LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
 /// A symmetric matrix whose row for index `(i, j, k)` couples it only to its six axis
@@ -126,6 +126,80 @@ impl LinearOperator for Stencil7 {
                 }
             }
         }
+    }
+}
+
+/// The active rows of a [`Stencil7`] in index order: a system's unknowns, packed. Vectors
+/// move between the whole index box and the packed rows by [`Packing::gather`] and
+/// [`Packing::scatter`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Packing {
+    /// The whole-box index of each packed row.
+    pub rows: Vec<u32>,
+}
+
+impl Packing {
+    /// The packed rows' entries of a whole-box vector.
+    pub fn gather(&self, full: &[f64]) -> Vec<f64> {
+        self.rows.par_iter().map(|&c| full[c as usize]).collect()
+    }
+
+    /// Writes the packed vector `part` into its rows of the whole-box vector `full` (the other
+    /// entries are left as they are).
+    pub fn scatter(&self, part: &[f64], full: &mut [f64]) {
+        for (&c, v) in self.rows.iter().zip(part) {
+            full[c as usize] = *v;
+        }
+    }
+}
+
+impl Stencil7 {
+    /// The matrix on its active rows only, as a sparse matrix over the packed rows (rows
+    /// outside have no couplings, so solving the packed system is solving the whole one, at a
+    /// cost that follows the unknowns, not the grid: a liquid filling a tenth of the grid
+    /// costs a tenth). For matrices without nullspace sets (a sparse matrix has none).
+    pub fn packed(&self) -> (CsrMatrix, Packing) {
+        debug_assert!(self.floating.is_empty(), "packed: the nullspace sets would be lost");
+        let rows: Vec<u32> = (0..self.diag.len() as u32).filter(|&c| self.diag[c as usize] != 0.0).collect();
+        let mut packed_index = vec![u32::MAX; self.diag.len()];
+        for (r, &c) in rows.iter().enumerate() {
+            packed_index[c as usize] = r as u32;
+        }
+        // Each row's entries in column order: -z, -y, -x, the diagonal, +x, +y, +z.
+        let entries: Vec<([u32; 7], [f64; 7], usize)> = rows
+            .par_iter()
+            .enumerate()
+            .map(|(r, &c)| {
+                let c = c as usize;
+                let (mut columns, mut values, mut count) = ([0; 7], [0.0; 7], 0);
+                let mut push = |column: u32, value: f64| {
+                    columns[count] = column;
+                    values[count] = value;
+                    count += 1;
+                };
+                for a in (0..3).rev() {
+                    if let Some(d) = self.neighbour(c, a, false).filter(|&d| self.plus[a][d] != 0.0) {
+                        push(packed_index[d], self.plus[a][d]);
+                    }
+                }
+                push(r as u32, self.diag[c]);
+                for a in 0..3 {
+                    if let Some(d) = self.neighbour(c, a, true).filter(|_| self.plus[a][c] != 0.0) {
+                        push(packed_index[d], self.plus[a][c]);
+                    }
+                }
+                (columns, values, count)
+            })
+            .collect();
+        let mut start = Vec::with_capacity(rows.len() + 1);
+        start.push(0);
+        let (mut columns, mut values) = (Vec::new(), Vec::new());
+        for (c, v, count) in &entries {
+            columns.extend_from_slice(&c[..*count]);
+            values.extend_from_slice(&v[..*count]);
+            start.push(columns.len());
+        }
+        (CsrMatrix { n: rows.len(), start, columns, values }, Packing { rows })
     }
 }
 

@@ -3,36 +3,58 @@
 use super::array::NEIGHBOURS;
 use super::Array3;
 use crate::math::Real;
+use rayon::prelude::*;
 
 /// Extends `values` from samples marked `valid` into the rest: in each of `layers` passes, every
 /// invalid sample with at least one valid axis neighbour takes the average of those neighbours and
 /// becomes valid. Samples further than `layers` from any valid sample are left as they were and
-/// stay invalid. Passes are computed in parallel (each reads only the previous pass).
+/// stay invalid. Each pass reads only the previous one's values, so the result does not depend on
+/// the order or the number of threads. The first pass finds its samples by one parallel sweep;
+/// each later pass visits only the invalid neighbours of the samples the pass before filled, so
+/// the cost follows the extrapolated band, not the grid.
 pub fn extrapolate(values: &mut Array3<Real>, valid: &mut Array3<bool>, layers: usize) {
-    for _ in 0..layers {
-        let next = values.par_map(|i, j, k, v| {
-            if valid.get(i, j, k) {
-                return None;
+    let dims = values.dims();
+    let strides = [1, dims[0], dims[0] * dims[1]];
+    // The in-array axis neighbours of sample `c`, in the order of `NEIGHBOURS`.
+    let neighbours = move |c: usize| {
+        let coord = [c % dims[0], (c / dims[0]) % dims[1], c / (dims[0] * dims[1])];
+        NEIGHBOURS.into_iter().filter_map(move |off| {
+            let a = off.iter().position(|&o| o != 0).expect("an axis offset");
+            if off[a] < 0 {
+                (coord[a] > 0).then(|| c - strides[a])
+            } else {
+                (coord[a] + 1 < dims[a]).then(|| c + strides[a])
             }
-            let (mut sum, mut count) = (0.0, 0);
-            for off in NEIGHBOURS {
-                if valid.get_offset(i, j, k, off) == Some(true) {
-                    sum += values.get_offset(i, j, k, off).unwrap_or(v);
-                    count += 1;
-                }
-            }
-            (count > 0).then(|| sum / count as Real)
-        });
-        let mut changed = false;
-        for (c, update) in next.as_slice().iter().enumerate() {
-            if let Some(v) = update {
-                values.as_mut_slice()[c] = *v;
-                valid.as_mut_slice()[c] = true;
-                changed = true;
-            }
-        }
-        if !changed {
+        })
+    };
+    let mut front: Vec<usize> = {
+        let valid = valid.as_slice();
+        (0..valid.len()).into_par_iter().filter(|&c| !valid[c] && neighbours(c).any(|d| valid[d])).collect()
+    };
+    for layer in 0..layers {
+        if front.is_empty() {
             break;
+        }
+        let update: Vec<Real> = {
+            let (values, valid) = (values.as_slice(), valid.as_slice());
+            front
+                .par_iter()
+                .map(|&c| {
+                    let (sum, count) = neighbours(c).filter(|&d| valid[d]).fold((0.0, 0), |(s, n), d| (s + values[d], n + 1));
+                    sum / count as Real
+                })
+                .collect()
+        };
+        for (&c, v) in front.iter().zip(&update) {
+            values.as_mut_slice()[c] = *v;
+            valid.as_mut_slice()[c] = true;
+        }
+        if layer + 1 < layers {
+            let valid = valid.as_slice();
+            let mut next: Vec<usize> = front.par_iter().flat_map_iter(|&c| neighbours(c).filter(|&d| !valid[d])).collect();
+            next.par_sort_unstable();
+            next.dedup();
+            front = next;
         }
     }
 }

@@ -37,7 +37,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use solve::System;
 use std::time::Instant;
-use tidepool_linalg::{largest_eigenvalue, mprgp, FreeSetMic0, MprgpParams, PcgParams};
+use tidepool_linalg::{largest_eigenvalue, mprgp, CsrMatrix, FreeSetJacobi, MprgpParams, Packing, PcgParams};
 
 /// How the liquid resists compression.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -774,9 +774,14 @@ impl FlipLiquid {
         density.as_slice().iter().zip(self.max_density.as_slice()).map(|(d, m)| *d >= threshold && *m > 0.0).collect()
     }
 
-    /// The norm estimate MPRGP needs, by power iteration warm-started from the last one.
-    fn mprgp_params(&mut self, matrix: &tidepool_linalg::Stencil7) -> MprgpParams {
-        let (norm, _) = largest_eigenvalue(matrix, &mut self.norm_vector, 1e-3, 200);
+    /// The norm estimate MPRGP needs for `matrix` (the part of a system in `window`), by power
+    /// iteration warm-started from the last one (kept over the whole grid).
+    fn mprgp_params(&mut self, matrix: &CsrMatrix, window: &Packing) -> MprgpParams {
+        let n = self.grid.cell_count();
+        let mut v = if self.norm_vector.len() == n { window.gather(&self.norm_vector) } else { Vec::new() };
+        let (norm, _) = largest_eigenvalue(matrix, &mut v, 1e-3, 200);
+        self.norm_vector.resize(n, 0.0);
+        window.scatter(&v, &mut self.norm_vector);
         let s = self.params.solver;
         MprgpParams { tolerance: s.tolerance, max_iterations: s.max_iterations, gamma: 1.0, step_length: 1.8 / norm.max(1e-300) }
     }
@@ -789,7 +794,8 @@ impl FlipLiquid {
     /// leaves it slightly negative, the deficit is spread evenly over the set (the enclosed
     /// liquid stays compressed by that share instead of the solve diverging).
     fn solve_lcp(&mut self, system: &System, c: &[Real], lower: &[Real]) -> (Vec<Real>, tidepool_linalg::MprgpInfo) {
-        let params = self.mprgp_params(&system.matrix);
+        let (matrix, window) = system.matrix.packed();
+        let params = self.mprgp_params(&matrix, &window);
         let mut c = c.to_vec();
         for set in floating_sets(system) {
             let sum: Real = set.iter().map(|&i| c[i as usize]).sum();
@@ -800,8 +806,10 @@ impl FlipLiquid {
                 }
             }
         }
+        let mut part = vec![0.0; matrix.n];
+        let info = mprgp(&matrix, &mut FreeSetJacobi::from_diagonal(&matrix.diagonal()), &window.gather(&c), &window.gather(lower), &mut part, params);
         let mut x = vec![0.0; c.len()];
-        let info = mprgp(&system.matrix, &mut FreeSetMic0::new(&system.matrix), &c, lower, &mut x, params);
+        window.scatter(&part, &mut x);
         (x, info)
     }
 
@@ -865,7 +873,7 @@ impl FlipLiquid {
         self.last.unknowns = system.unknown.iter().filter(|u| **u).count();
         self.last.iterations = info.iterations;
         self.last.converged = info.converged;
-        self.last.active = info.active - (grid.cell_count() - self.last.unknowns);
+        self.last.active = info.active;
         system.apply_gradient(&grid, &self.face_fraction, &p, face_density, u);
         p
     }

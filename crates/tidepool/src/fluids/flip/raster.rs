@@ -6,12 +6,6 @@ use crate::grid::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
 use rayon::prelude::*;
 
-/// The trilinear kernel `T(d) = prod_a max(0, 1 - |d_a| / dx)`.
-#[inline]
-pub fn trilinear(d: &Vec3, inv_dx: Real) -> Real {
-    (1.0 - (d.x * inv_dx).abs()).max(0.0) * (1.0 - (d.y * inv_dx).abs()).max(0.0) * (1.0 - (d.z * inv_dx).abs()).max(0.0)
-}
-
 /// Particles sorted by the cell they are in: the particles of cell `c` are
 /// `start[c]..start[c + 1]` (after [`Bins::sort`] has reordered the particle arrays).
 #[derive(Clone, Debug, Default)]
@@ -59,48 +53,62 @@ impl Bins {
     }
 }
 
-/// The cells whose particles can reach sample `idx` at `loc` through the trilinear kernel:
-/// per axis, the two cells beside a face or the three around a cell centre.
-fn reach(grid: &Grid, loc: Location, idx: [usize; 3]) -> [std::ops::RangeInclusive<usize>; 3] {
-    let o = loc.offset();
-    [0, 1, 2].map(|a| {
-        let n = grid.dims[a];
-        let lo = idx[a].saturating_sub(1);
-        let hi = if o[a] == 0.0 { idx[a] } else { idx[a] + 1 };
-        lo..=hi.min(n - 1)
-    })
-}
-
 /// For every sample at `loc`: the sum of the particles' kernel weights, and the sum of the
-/// weights times `value(p)` (gathered per sample, in parallel).
+/// weights times `value(p)`.
+///
+/// Each particle adds to the (up to) eight samples around it, those its kernel reaches. The
+/// particles of cell slab `k` (along z) reach sample slabs `k - 1` to `k + 1` only, so the slabs
+/// `k = r, r + 3, r + 6, ...` of one colour `r` write to disjoint samples and run in parallel;
+/// the three colours run in turn. Every sample thus sums its particles in one fixed order (by
+/// colour, then by particle), whatever the number of threads.
 pub fn rasterize(grid: &Grid, bins: &Bins, positions: &[Vec3], loc: Location, value: impl Fn(usize) -> Real + Sync) -> (Array3<Real>, Array3<Real>) {
     let dims = grid.dims_at(loc);
-    let [nx, ny, _] = grid.dims;
-    let inv_dx = 1.0 / grid.dx;
-    let pairs: Vec<(Real, Real)> = (0..dims.iter().product::<usize>())
-        .into_par_iter()
-        .map(|s| {
-            let idx = [s % dims[0], (s / dims[0]) % dims[1], s / (dims[0] * dims[1])];
-            let x = grid.position(loc, idx[0], idx[1], idx[2]);
-            let [ri, rj, rk] = reach(grid, loc, idx);
-            let (mut weight, mut weighted) = (0.0, 0.0);
-            for k in rk {
-                for j in rj.clone() {
-                    for i in ri.clone() {
-                        for p in bins.cell(i + nx * (j + ny * k)) {
-                            let w = trilinear(&(positions[p] - x), inv_dx);
-                            if w > 0.0 {
-                                weight += w;
-                                weighted += w * value(p);
-                            }
-                        }
+    let [nx, ny, nz] = grid.dims;
+    let slab = dims[0] * dims[1];
+    let o = loc.offset();
+    let mut sums = vec![[0.0; 2]; dims.iter().product()];
+    for colour in 0..3 {
+        // The block of sample slabs each cell slab of this colour writes to.
+        let mut blocks = Vec::new();
+        let (mut rest, mut first_slab) = (sums.as_mut_slice(), 0);
+        for k in (colour..nz).step_by(3) {
+            let (lo, hi) = (k.saturating_sub(1), (k + 2).min(dims[2]));
+            let (_, tail) = rest.split_at_mut((lo - first_slab) * slab);
+            let (block, tail) = tail.split_at_mut((hi - lo) * slab);
+            blocks.push((k, lo, block));
+            (rest, first_slab) = (tail, hi);
+        }
+        blocks.into_par_iter().for_each(|(k, lo, block)| {
+            for c in (nx * ny * k..nx * ny * (k + 1)).flat_map(|c| bins.cell(c)) {
+                let x = positions[c];
+                // Per axis: the lower of the two samples around the particle and its weight.
+                let mut base = [0isize; 3];
+                let mut upper = [0.0; 3];
+                for a in 0..3 {
+                    // As `Grid::cell_of` computes it, so the z sample slabs are those of the particle's bin.
+                    let g = (x[a] - grid.origin[a]) / grid.dx - o[a];
+                    let b = g.floor();
+                    base[a] = b as isize;
+                    upper[a] = g - b;
+                }
+                let v = value(c);
+                for corner in 0..8 {
+                    let offset = [corner & 1, (corner >> 1) & 1, corner >> 2];
+                    let idx: [isize; 3] = std::array::from_fn(|a| base[a] + offset[a] as isize);
+                    if (0..3).any(|a| idx[a] < 0 || idx[a] as usize >= dims[a]) {
+                        continue;
+                    }
+                    let w: Real = (0..3).map(|a| if offset[a] == 1 { upper[a] } else { 1.0 - upper[a] }).product();
+                    if w > 0.0 {
+                        let s = idx[0] as usize + dims[0] * idx[1] as usize + slab * (idx[2] as usize - lo);
+                        block[s][0] += w;
+                        block[s][1] += w * v;
                     }
                 }
             }
-            (weight, weighted)
-        })
-        .collect();
-    (Array3::from_vec(dims, pairs.iter().map(|p| p.0).collect()), Array3::from_vec(dims, pairs.iter().map(|p| p.1).collect()))
+        });
+    }
+    (Array3::from_vec(dims, sums.iter().map(|s| s[0]).collect()), Array3::from_vec(dims, sums.iter().map(|s| s[1]).collect()))
 }
 
 /// Sub-samples per cell edge of the obstacle indicator.
@@ -237,6 +245,43 @@ mod tests {
                 for i in 2..6 {
                     assert!((weight.get(i, j, k) - 8.0).abs() < 1e-12);
                     assert!((weighted.get(i, j, k) - 16.0).abs() < 1e-12);
+                }
+            }
+        }
+    }
+
+    /// The rasterized sums are the kernel sums over all particles, `sum_p T(x_p - x_s)` with
+    /// `T(d) = prod_a max(0, 1 - |d_a| / dx)`, at every sample of every location, for
+    /// particles scattered through the grid up to its walls, and do not depend on the number
+    /// of threads.
+    #[test]
+    fn rasterization_is_the_kernel_sum_over_all_particles() {
+        let grid = Grid { dims: [5, 4, 7], dx: 0.2, origin: Vec3::new(0.1, -0.4, 0.0) };
+        let mut s = 11u64;
+        let mut unit = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as Real / (1u64 << 53) as Real
+        };
+        let mut positions: Vec<Vec3> = (0..600).map(|_| grid.origin + Vec3::new(unit() * 1.0, unit() * 0.8, unit() * 1.4)).collect();
+        positions.push(grid.origin);
+        positions.push(grid.max_corner());
+        let bins = Bins::sort(&grid, &mut positions, &mut []);
+        let value = |p: usize| positions[p].x - 2.0 * positions[p].z;
+        for loc in [Location::Cell, Location::Face(0), Location::Face(1), Location::Face(2)] {
+            let (weight, weighted) = rasterize(&grid, &bins, &positions, loc, value);
+            let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+            let (weight_1, _) = one.install(|| rasterize(&grid, &bins, &positions, loc, value));
+            assert_eq!(weight.as_slice(), weight_1.as_slice());
+            let dims = grid.dims_at(loc);
+            for k in 0..dims[2] {
+                for j in 0..dims[1] {
+                    for i in 0..dims[0] {
+                        let x = grid.position(loc, i, j, k);
+                        let kernel = |p: &Vec3| (0..3).map(|a| (1.0 - ((p[a] - x[a]) / grid.dx).abs()).max(0.0)).product::<Real>();
+                        let w: Real = positions.iter().map(kernel).sum();
+                        let wv: Real = positions.iter().enumerate().map(|(p, q)| kernel(q) * value(p)).sum();
+                        assert!((weight.get(i, j, k) - w).abs() < 1e-12 && (weighted.get(i, j, k) - wv).abs() < 1e-12, "{loc:?} {i} {j} {k}");
+                    }
                 }
             }
         }

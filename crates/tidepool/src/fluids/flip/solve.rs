@@ -3,7 +3,8 @@
 //! density correction), assembled as a seven-point matrix; the face flux divergence; and the
 //! gradient update `rho_f u -= v_f grad p` (eq. 3.8).
 
-use crate::grid::{Array3, Grid};
+use crate::grid::{Array3, Grid, Location};
+use rayon::prelude::*;
 use crate::math::Real;
 use crate::solids::Boundary;
 use tidepool_linalg::Stencil7;
@@ -41,32 +42,48 @@ impl System {
     /// not closed walls, touch a `candidate` cell and pass `face_ok(axis, face index)`. A
     /// candidate without any such face gets no unknown. Across an open domain side or next to
     /// a cell without an unknown the pressure is zero.
-    pub fn assemble(grid: &Grid, boundaries: &[[Boundary; 2]; 3], fraction: &[Array3<Real>; 3], candidate: &[bool], face_ok: impl Fn(usize, usize) -> bool, scale: Real) -> System {
-        let mut matrix = Stencil7::zeros(grid.dims);
+    pub fn assemble(grid: &Grid, boundaries: &[[Boundary; 2]; 3], fraction: &[Array3<Real>; 3], candidate: &[bool], face_ok: impl Fn(usize, usize) -> bool + Sync, scale: Real) -> System {
         let coefficient = scale / (grid.dx * grid.dx);
-        let faces = [0, 1, 2].map(|a| {
-            let mut used = vec![false; fraction[a].as_slice().len()];
-            for (f, flag) in used.iter_mut().enumerate() {
-                let idx = fraction[a].coords(f);
-                let v = fraction[a].as_slice()[f];
-                let wall = on_closed_wall(grid, boundaries, a, idx);
-                let cells = face_cells(grid, a, idx);
-                if v <= 0.0 || wall || !cells.iter().flatten().any(|&c| candidate[c]) || !face_ok(a, f) {
-                    continue;
+        // Each face's weight `scale v_f / dx^2`, zero where it carries no pressure.
+        let weight: [Array3<Real>; 3] = [0, 1, 2].map(|a| {
+            fraction[a].par_map(|i, j, k, v| {
+                let idx = [i, j, k];
+                let f = fraction[a].index(i, j, k);
+                let used = v > 0.0 && !on_closed_wall(grid, boundaries, a, idx) && face_cells(grid, a, idx).iter().flatten().any(|&c| candidate[c]) && face_ok(a, f);
+                if used {
+                    coefficient * v
+                } else {
+                    0.0
                 }
-                *flag = true;
-                let w = coefficient * v;
-                for c in cells.iter().flatten().filter(|&&c| candidate[c]) {
-                    matrix.diag[*c] += w;
-                }
-                if let [Some(lo), Some(hi)] = cells {
-                    if candidate[lo] && candidate[hi] {
-                        matrix.plus[a][lo] = -w;
-                    }
-                }
-            }
-            used
+            })
         });
+        let [nx, ny, _] = grid.dims;
+        let mut matrix = Stencil7::zeros(grid.dims);
+        let cells = grid.zeros(Location::Cell);
+        // A candidate's diagonal: the weights of its six faces; its coupling to the next cell
+        // along each axis: minus their shared face's, where both are candidates.
+        let diag = cells.par_map(|i, j, k, _| {
+            let c = i + nx * (j + ny * k);
+            if !candidate[c] {
+                return 0.0;
+            }
+            (0..3).map(|a| weight[a].get(i, j, k) + upper_face(&weight[a], a, [i, j, k])).sum()
+        });
+        matrix.diag = diag.as_slice().to_vec();
+        for a in 0..3 {
+            let plus = cells.par_map(|i, j, k, _| {
+                let c = i + nx * (j + ny * k);
+                let mut up = [i, j, k];
+                up[a] += 1;
+                if up[a] < grid.dims[a] && candidate[c] && candidate[c + matrix_stride(grid, a)] {
+                    -weight[a].get(up[0], up[1], up[2])
+                } else {
+                    0.0
+                }
+            });
+            matrix.plus[a] = plus.as_slice().to_vec();
+        }
+        let faces = weight.each_ref().map(|w| w.as_slice().par_iter().map(|w| *w > 0.0).collect());
         let unknown: Vec<bool> = candidate.iter().zip(&matrix.diag).map(|(c, d)| *c && *d > 0.0).collect();
         System { matrix, unknown, faces }
     }
@@ -74,39 +91,37 @@ impl System {
     /// `rho_f u -= v_f grad p` on the system's faces: `u` changes by `-v_f grad p / density`
     /// (`p` is zero where there is no unknown).
     pub fn apply_gradient(&self, grid: &Grid, fraction: &[Array3<Real>; 3], p: &[Real], density: &[Array3<Real>; 3], u: &mut [Array3<Real>; 3]) {
-        for a in 0..3 {
-            for (f, used) in self.faces[a].iter().enumerate() {
-                if !used {
-                    continue;
+        let value = |c: Option<usize>| c.filter(|&c| self.unknown[c]).map_or(0.0, |c| p[c]);
+        for (a, faces) in u.iter_mut().enumerate() {
+            let dims = faces.dims();
+            faces.par_update(|i, j, k, v| {
+                let f = i + dims[0] * (j + dims[1] * k);
+                if self.faces[a][f] {
+                    let [lo, hi] = face_cells(grid, a, [i, j, k]);
+                    let gradient = (value(hi) - value(lo)) / grid.dx;
+                    *v -= fraction[a].as_slice()[f] * gradient / density[a].as_slice()[f];
                 }
-                let idx = fraction[a].coords(f);
-                let value = |c: Option<usize>| c.filter(|&c| self.unknown[c]).map_or(0.0, |c| p[c]);
-                let [lo, hi] = face_cells(grid, a, idx);
-                let gradient = (value(hi) - value(lo)) / grid.dx;
-                u[a].as_mut_slice()[f] -= fraction[a].as_slice()[f] * gradient / density[a].as_slice()[f];
-            }
+            });
         }
     }
 }
 
+/// The face above cell `idx` along axis `a` (index `idx + e_a` in the face array).
+fn upper_face(faces: &Array3<Real>, a: usize, idx: [usize; 3]) -> Real {
+    let mut up = idx;
+    up[a] += 1;
+    faces.get(up[0], up[1], up[2])
+}
+
+/// The cell index stride along axis `a`.
+fn matrix_stride(grid: &Grid, a: usize) -> usize {
+    [1, grid.dims[0], grid.dims[0] * grid.dims[1]][a]
+}
+
 /// The divergence of a face flux at every cell, `sum over faces (F_+ - F_-) / dx`.
 pub fn divergence(grid: &Grid, flux: &[Array3<Real>; 3]) -> Vec<Real> {
-    let [nx, ny, nz] = grid.dims;
-    let mut out = vec![0.0; nx * ny * nz];
-    for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                let mut d = 0.0;
-                for (a, f) in flux.iter().enumerate() {
-                    let mut up = [i, j, k];
-                    up[a] += 1;
-                    d += f.get(up[0], up[1], up[2]) - f.get(i, j, k);
-                }
-                out[i + nx * (j + ny * k)] = d / grid.dx;
-            }
-        }
-    }
-    out
+    let div = grid.zeros(Location::Cell).par_map(|i, j, k, _| (0..3).map(|a| upper_face(&flux[a], a, [i, j, k]) - flux[a].get(i, j, k)).sum::<Real>() / grid.dx);
+    div.as_slice().to_vec()
 }
 
 #[cfg(test)]
