@@ -22,11 +22,11 @@ pub mod reduce;
 pub mod stencil;
 
 pub use cholesky::SparseCholesky;
-pub use csr::{CsrMatrix, FreeSetJacobi, Jacobi};
+pub use csr::{CsrMatrix, FreeSetJacobi, FreeSetMic0, Jacobi};
 pub use mprgp::{largest_eigenvalue, mprgp, FreeSetPreconditioner, MprgpInfo, MprgpParams, NoPreconditioner};
 pub use multigrid::Multigrid;
 pub use pcg::{pcg, PcgInfo, PcgParams};
-pub use stencil::{FreeSetMic0, Mic0, Packing, Stencil7};
+pub use stencil::{Mic0, Packing, Stencil7};
 
 /// A symmetric linear operator `y = A x` on vectors of length [`LinearOperator::len`].
 pub trait LinearOperator: Sync {

@@ -1,6 +1,6 @@
 //! Symmetric seven-point matrices on a 3D index box and their MIC(0) preconditioner.
 
-use crate::{CsrMatrix, FreeSetPreconditioner, LinearOperator, Preconditioner};
+use crate::{CsrMatrix, LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
 /// A symmetric matrix whose row for index `(i, j, k)` couples it only to its six axis
@@ -328,54 +328,6 @@ fn mic0_solve(m: &Stencil7, p: &[f64], r: &[f64], z: &mut [f64]) {
                 z[c] = t * p[c];
             }
         }
-    }
-}
-
-impl Stencil7 {
-    /// The principal submatrix on the rows where `keep` is true: the other rows and their
-    /// couplings become zero (inactive). Kept rows keep their diagonals, so a dropped neighbour
-    /// acts as a fixed zero value.
-    pub fn restricted(&self, keep: &[bool]) -> Stencil7 {
-        let mut m = self.clone();
-        m.floating.clear();
-        for c in 0..m.diag.len() {
-            if !keep[c] {
-                m.diag[c] = 0.0;
-                for a in 0..3 {
-                    m.plus[a][c] = 0.0;
-                    if let Some(b) = self.neighbour(c, a, false) {
-                        m.plus[a][b] = 0.0;
-                    }
-                }
-            }
-        }
-        m
-    }
-}
-
-/// MIC(0) of a [`Stencil7`]'s principal submatrix on a changing free set: the preconditioner
-/// [`crate::mprgp`] applies on the free variables.
-pub struct FreeSetMic0<'a> {
-    matrix: &'a Stencil7,
-    free: Stencil7,
-    inv_sqrt_pivot: Vec<f64>,
-}
-
-impl<'a> FreeSetMic0<'a> {
-    /// A preconditioner for `matrix`, restricted once the solver sets a free set.
-    pub fn new(matrix: &'a Stencil7) -> Self {
-        FreeSetMic0 { matrix, free: matrix.clone(), inv_sqrt_pivot: mic0_pivots(matrix, Mic0::TAU, Mic0::SIGMA) }
-    }
-}
-
-impl FreeSetPreconditioner for FreeSetMic0<'_> {
-    fn set_free(&mut self, free: &[bool]) {
-        self.free = self.matrix.restricted(free);
-        self.inv_sqrt_pivot = mic0_pivots(&self.free, Mic0::TAU, Mic0::SIGMA);
-    }
-
-    fn apply(&self, r: &[f64], z: &mut [f64]) {
-        mic0_solve(&self.free, &self.inv_sqrt_pivot, r, z);
     }
 }
 

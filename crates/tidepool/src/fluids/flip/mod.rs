@@ -37,7 +37,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use solve::System;
 use std::time::Instant;
-use tidepool_linalg::{largest_eigenvalue, mprgp, CsrMatrix, FreeSetJacobi, MprgpParams, Packing, PcgParams};
+use tidepool_linalg::{largest_eigenvalue, mprgp, CsrMatrix, FreeSetMic0, MprgpParams, Packing, PcgParams};
 
 /// How the liquid resists compression.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -774,14 +774,14 @@ impl FlipLiquid {
         density.as_slice().iter().zip(self.max_density.as_slice()).map(|(d, m)| *d >= threshold && *m > 0.0).collect()
     }
 
-    /// The norm estimate MPRGP needs for `matrix` (the part of a system in `window`), by power
+    /// The norm estimate MPRGP needs for `matrix` (a system packed by `packing`), by power
     /// iteration warm-started from the last one (kept over the whole grid).
-    fn mprgp_params(&mut self, matrix: &CsrMatrix, window: &Packing) -> MprgpParams {
+    fn mprgp_params(&mut self, matrix: &CsrMatrix, packing: &Packing) -> MprgpParams {
         let n = self.grid.cell_count();
-        let mut v = if self.norm_vector.len() == n { window.gather(&self.norm_vector) } else { Vec::new() };
+        let mut v = if self.norm_vector.len() == n { packing.gather(&self.norm_vector) } else { Vec::new() };
         let (norm, _) = largest_eigenvalue(matrix, &mut v, 1e-3, 200);
         self.norm_vector.resize(n, 0.0);
-        window.scatter(&v, &mut self.norm_vector);
+        packing.scatter(&v, &mut self.norm_vector);
         let s = self.params.solver;
         MprgpParams { tolerance: s.tolerance, max_iterations: s.max_iterations, gamma: 1.0, step_length: 1.8 / norm.max(1e-300) }
     }
@@ -794,8 +794,9 @@ impl FlipLiquid {
     /// leaves it slightly negative, the deficit is spread evenly over the set (the enclosed
     /// liquid stays compressed by that share instead of the solve diverging).
     fn solve_lcp(&mut self, system: &System, c: &[Real], lower: &[Real]) -> (Vec<Real>, tidepool_linalg::MprgpInfo) {
-        let (matrix, window) = system.matrix.packed();
-        let params = self.mprgp_params(&matrix, &window);
+        // Over the unknowns only: the grid around the liquid costs nothing.
+        let (matrix, packing) = system.matrix.packed();
+        let params = self.mprgp_params(&matrix, &packing);
         let mut c = c.to_vec();
         for set in floating_sets(system) {
             let sum: Real = set.iter().map(|&i| c[i as usize]).sum();
@@ -807,7 +808,7 @@ impl FlipLiquid {
             }
         }
         let mut part = vec![0.0; matrix.n];
-        let info = mprgp(&matrix, &mut FreeSetJacobi::from_diagonal(&matrix.diagonal()), &window.gather(&c), &window.gather(lower), &mut part, params);
+        let info = mprgp(&matrix, &mut FreeSetMic0::new(&matrix), &window.gather(&c), &window.gather(lower), &mut part, params);
         let mut x = vec![0.0; c.len()];
         window.scatter(&part, &mut x);
         (x, info)
@@ -844,14 +845,14 @@ impl FlipLiquid {
             *d -= dc;
         }
         for (a, (faces, used_faces)) in face_density.iter_mut().zip(&system.faces).enumerate() {
-            for (f, used) in used_faces.iter().enumerate() {
-                if *used {
-                    let idx = faces.coords(f);
-                    let cells = solve::face_cells(&grid, a, idx);
-                    let changes: Vec<Real> = cells.iter().flatten().map(|&c| -change[c]).collect();
-                    faces.as_mut_slice()[f] += changes.iter().sum::<Real>() / changes.len() as Real;
+            let dims = faces.dims();
+            faces.par_update(|i, j, k, d| {
+                if used_faces[i + dims[0] * (j + dims[1] * k)] {
+                    let cells = solve::face_cells(&grid, a, [i, j, k]);
+                    let (sum, count) = cells.iter().flatten().fold((0.0, 0), |(s, n), &c| (s - change[c], n + 1));
+                    *d += sum / count as Real;
                 }
-            }
+            });
         }
         self.last.excess_after = excess(density);
         Some(MacVelocity { faces: displacement })
