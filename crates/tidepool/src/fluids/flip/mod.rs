@@ -808,9 +808,9 @@ impl FlipLiquid {
             }
         }
         let mut part = vec![0.0; matrix.n];
-        let info = mprgp(&matrix, &mut FreeSetMic0::new(&matrix), &window.gather(&c), &window.gather(lower), &mut part, params);
+        let info = mprgp(&matrix, &mut FreeSetMic0::new(&matrix), &packing.gather(&c), &packing.gather(lower), &mut part, params);
         let mut x = vec![0.0; c.len()];
-        window.scatter(&part, &mut x);
+        packing.scatter(&part, &mut x);
         (x, info)
     }
 
