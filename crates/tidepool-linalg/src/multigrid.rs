@@ -32,11 +32,9 @@ type Scratch = (Vec<[Vec<f64>; 4]>, [Vec<f64>; 2]);
 pub struct Multigrid<'a> {
     fine: &'a Stencil7,
     coarse: Vec<Stencil7>,
-    /// `OMEGA / diag` per level (0 on inactive cells).
-    scaled_inverse: Vec<Vec<f64>>,
-    /// Per level: the iterate, a second one for the sweeps, the residual, and (coarse levels)
-    /// the right-hand side; and the transfers' two intermediate boxes. Kept between
-    /// applications.
+    /// Per level: the iterate, a second one for the sweeps, the residual, and (coarse levels;
+    /// empty on the fine one) the right-hand side; and the transfers' two intermediate boxes.
+    /// Kept between applications.
     scratch: Mutex<Scratch>,
 }
 
@@ -52,9 +50,9 @@ impl<'a> Multigrid<'a> {
             coarse.push(coarsen(last));
         }
         let levels = || std::iter::once(fine).chain(&coarse);
-        let scaled_inverse = levels().map(|a| a.diag.par_iter().map(|&d| if d > 0.0 { OMEGA / d } else { 0.0 }).collect()).collect();
-        let scratch = Mutex::new((levels().map(|a| std::array::from_fn(|_| vec![0.0; a.diag.len()])).collect(), [Vec::new(), Vec::new()]));
-        Multigrid { fine, coarse, scaled_inverse, scratch }
+        // The fine level's right-hand side is the residual handed to `apply`.
+        let scratch = levels().enumerate().map(|(l, a)| std::array::from_fn(|v| vec![0.0; if l == 0 && v == 3 { 0 } else { a.diag.len() }])).collect();
+        Multigrid { fine, coarse, scratch: Mutex::new((scratch, [Vec::new(), Vec::new()])) }
     }
 
     /// Number of levels, the fine one included.
@@ -75,18 +73,17 @@ impl<'a> Multigrid<'a> {
     /// on the fine level, else `scratch[0][3]`.
     fn cycle(&self, l: usize, fine_rhs: Option<&[f64]>, scratch: &mut [[Vec<f64>; 4]], tmp: &mut [Vec<f64>; 2]) {
         let a = self.level(l);
-        let s = &self.scaled_inverse[l];
         let (here, below) = scratch.split_first_mut().expect("a level");
         let [x, y, r, rhs] = here;
         let b: &[f64] = fine_rhs.unwrap_or(rhs);
         let smooth = |x: &mut Vec<f64>, y: &mut Vec<f64>, sweeps: usize| {
             for _ in 0..sweeps {
-                a.apply_with(x, y, |c, ax| x[c] + s[c] * (b[c] - ax));
+                a.apply_with(x, y, |c, ax| x[c] + OMEGA / a.diag[c] * (b[c] - ax));
                 std::mem::swap(x, y);
             }
         };
         // The first sweep from zero is `x = omega D^-1 b`.
-        x.par_iter_mut().zip(b.par_iter().zip(s.par_iter())).for_each(|(x, (b, s))| *x = s * b);
+        x.par_iter_mut().zip(b.par_iter().zip(a.diag.par_iter())).for_each(|(x, (b, d))| *x = if *d > 0.0 { OMEGA * b / d } else { 0.0 });
         if below.is_empty() {
             smooth(x, y, COARSEST_SWEEPS - 1);
             return;

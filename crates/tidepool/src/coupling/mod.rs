@@ -375,13 +375,14 @@ impl LinearOperator for CoupledSystem<'_, '_> {
 }
 
 /// What preconditions the liquid's pressure block of the coupled solve
-/// (`liquid.pressure_preconditioner`): MIC(0), or a multigrid V-cycle
-/// ([`tidepool_linalg::Multigrid`]), which takes fewer, dearer iterations.
+/// (`liquid.pressure_preconditioner`): a multigrid V-cycle ([`tidepool_linalg::Multigrid`],
+/// the default: its iterations stay flat under refinement and every step is parallel), or
+/// MIC(0), whose sequential sweeps take more iterations but less memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PressurePreconditioner {
-    #[default]
     Mic0,
+    #[default]
     Multigrid,
 }
 

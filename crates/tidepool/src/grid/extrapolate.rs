@@ -77,4 +77,46 @@ mod tests {
         assert!(valid.get(4, 0, 0) && !valid.get(5, 0, 0));
         assert_eq!(values.get(5, 0, 0), 0.0);
     }
+
+    /// The band-following passes give exactly what the definition gives: every pass over the
+    /// whole array, each invalid sample with valid neighbours taking their average.
+    #[test]
+    fn matches_whole_array_passes() {
+        let dims = [9, 7, 6];
+        let mut s = 5u64;
+        let mut unit = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as Real / (1u64 << 53) as Real
+        };
+        let mut values = Array3::filled(dims, 0.0);
+        let mut valid = Array3::filled(dims, false);
+        for c in 0..values.as_slice().len() {
+            values.as_mut_slice()[c] = unit();
+            valid.as_mut_slice()[c] = unit() < 0.08;
+        }
+        for layers in [1, 2, 4, 20] {
+            let (mut expected, mut expected_valid) = (values.clone(), valid.clone());
+            for _ in 0..layers {
+                let before = (expected.clone(), expected_valid.clone());
+                for k in 0..dims[2] {
+                    for j in 0..dims[1] {
+                        for i in 0..dims[0] {
+                            if before.1.get(i, j, k) {
+                                continue;
+                            }
+                            let around: Vec<Real> = NEIGHBOURS.iter().filter(|off| before.1.get_offset(i, j, k, **off) == Some(true)).map(|off| before.0.get_offset(i, j, k, *off).unwrap()).collect();
+                            if !around.is_empty() {
+                                expected.set(i, j, k, around.iter().sum::<Real>() / around.len() as Real);
+                                expected_valid.set(i, j, k, true);
+                            }
+                        }
+                    }
+                }
+            }
+            let (mut got, mut got_valid) = (values.clone(), valid.clone());
+            extrapolate(&mut got, &mut got_valid, layers);
+            assert_eq!(got.as_slice(), expected.as_slice(), "{layers} layers");
+            assert_eq!(got_valid.as_slice(), expected_valid.as_slice(), "{layers} layers");
+        }
+    }
 }

@@ -482,9 +482,9 @@ impl LevelSetLiquid {
 }
 
 /// Memory estimate for a liquid on `grid` (and bodies, `with_bodies`): persistent state and solids (about 104 bytes per
-/// cell), the pressure solve's matrix, preconditioner and vectors (about 88), advection and
-/// extrapolation temporaries (about 40), and particles in a band around a surface assumed to be
-/// as large as the domain's floor.
+/// cell), the pressure solve's matrix, multigrid preconditioner (its three fine vectors and the
+/// coarse levels) and vectors (about 112), advection and extrapolation temporaries (about 40),
+/// and particles in a band around a surface assumed to be as large as the domain's floor.
 pub fn estimate_memory_bytes(grid: &Grid, particles_per_cell: usize, with_bodies: bool) -> usize {
     let cells = grid.cell_count();
     let [nx, _, nz] = grid.dims;
@@ -492,5 +492,5 @@ pub fn estimate_memory_bytes(grid: &Grid, particles_per_cell: usize, with_bodies
     // With bodies: their distance at cells (8 bytes) and the coupled solve's index of the dual
     // cells they reach, one per face (12).
     let bodies = if with_bodies { 20 } else { 0 };
-    cells * (232 + bodies) + band_cells * particles_per_cell * std::mem::size_of::<MarkerParticle>()
+    cells * (256 + bodies) + band_cells * particles_per_cell * std::mem::size_of::<MarkerParticle>()
 }
