@@ -18,6 +18,7 @@
 use crate::grid::{Array3, Grid, MacVelocity};
 use crate::math::Real;
 use crate::solids::StaticSolids;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tidepool_linalg::Stencil7;
 
@@ -104,38 +105,46 @@ pub(crate) fn liquid_neighbour<'a>(phi: &'a Array3<Real>, liquid: &'a Array3<boo
 /// plus `divergence * dx` (a uniform target divergence in 1/s).
 pub(crate) fn assemble_with<F>(grid: &Grid, solids: &StaticSolids, velocity: &MacVelocity, unknown: &Array3<bool>, divergence: Real, classify: F) -> (Stencil7, Vec<Real>)
 where
-    F: Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across,
+    F: Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync,
 {
-    let mut a = Stencil7::zeros(grid.dims);
-    let mut b = vec![0.0; grid.cell_count()];
-    for c in 0..grid.cell_count() {
-        if !unknown.as_slice()[c] {
-            continue;
-        }
-        let idx = unknown.coords(c);
-        b[c] = divergence * grid.dx;
-        for axis in 0..3 {
-            for side in 0..2 {
-                let f = face_of(idx, axis, side);
-                let open = solids.face_open[axis].get(f[0], f[1], f[2]);
-                if open == 0.0 {
-                    continue;
-                }
-                let outward = if side == 1 { 1.0 } else { -1.0 };
-                b[c] -= outward * open * velocity.faces[axis].get(f[0], f[1], f[2]);
-                match classify(idx, axis, side, across(grid, idx, axis, side)) {
-                    Across::Unknown => {
-                        a.diag[c] += open;
-                        if side == 1 {
-                            a.plus[axis][c] = -open;
-                        }
+    // Each unknown's row (its diagonal, its couplings to the next cells, its right-hand side),
+    // in parallel: a row depends only on the cell's own faces.
+    let rows: Vec<(Real, [Real; 3], Real)> = (0..grid.cell_count())
+        .into_par_iter()
+        .map(|c| {
+            let mut row = (0.0, [0.0; 3], 0.0);
+            if !unknown.as_slice()[c] {
+                return row;
+            }
+            let idx = unknown.coords(c);
+            row.2 = divergence * grid.dx;
+            for axis in 0..3 {
+                for side in 0..2 {
+                    let f = face_of(idx, axis, side);
+                    let open = solids.face_open[axis].get(f[0], f[1], f[2]);
+                    if open == 0.0 {
+                        continue;
                     }
-                    Across::Dirichlet(theta) => a.diag[c] += open / theta,
-                    Across::Coupled => {}
+                    let outward = if side == 1 { 1.0 } else { -1.0 };
+                    row.2 -= outward * open * velocity.faces[axis].get(f[0], f[1], f[2]);
+                    match classify(idx, axis, side, across(grid, idx, axis, side)) {
+                        Across::Unknown => {
+                            row.0 += open;
+                            if side == 1 {
+                                row.1[axis] = -open;
+                            }
+                        }
+                        Across::Dirichlet(theta) => row.0 += open / theta,
+                        Across::Coupled => {}
+                    }
                 }
             }
-        }
-    }
+            row
+        })
+        .collect();
+    let plus = [0, 1, 2].map(|axis| rows.par_iter().map(|r| r.1[axis]).collect());
+    let mut a = Stencil7 { dims: grid.dims, diag: rows.par_iter().map(|r| r.0).collect(), plus, floating: Vec::new() };
+    let b = rows.par_iter().map(|r| r.2).collect();
     a.floating = floating_regions(&a, unknown);
     (a, b)
 }
@@ -159,12 +168,17 @@ pub(crate) fn floating_regions(a: &Stencil7, unknown: &Array3<bool>) -> Vec<Vec<
         seen[start] = true;
         let mut members = Vec::new();
         let mut dirichlet = false;
+        let [nx, ny, _] = a.dims;
+        let strides = a.strides();
         while let Some(c) = stack.pop() {
             members.push(c as u32);
+            let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
             let mut coupled = 0.0;
             for axis in 0..3 {
                 for up in [false, true] {
-                    if let Some(m) = a.neighbour(c, axis, up) {
+                    let inside = if up { coord[axis] + 1 < a.dims[axis] } else { coord[axis] > 0 };
+                    if inside {
+                        let m = if up { c + strides[axis] } else { c - strides[axis] };
                         let entry = if up { a.plus[axis][c] } else { a.plus[axis][m] };
                         if entry != 0.0 {
                             coupled -= entry;
