@@ -104,7 +104,8 @@ mod tests {
                             if before.1.get(i, j, k) {
                                 continue;
                             }
-                            let around: Vec<Real> = NEIGHBOURS.iter().filter(|off| before.1.get_offset(i, j, k, **off) == Some(true)).map(|off| before.0.get_offset(i, j, k, *off).unwrap()).collect();
+                            let around: Vec<Real> =
+                                NEIGHBOURS.iter().filter(|off| before.1.get_offset(i, j, k, **off) == Some(true)).map(|off| before.0.get_offset(i, j, k, *off).unwrap()).collect();
                             if !around.is_empty() {
                                 expected.set(i, j, k, around.iter().sum::<Real>() / around.len() as Real);
                                 expected_valid.set(i, j, k, true);

@@ -4,9 +4,9 @@
 //! gradient update `rho_f u -= v_f grad p` (eq. 3.8).
 
 use crate::grid::{Array3, Grid, Location};
-use rayon::prelude::*;
 use crate::math::Real;
 use crate::solids::Boundary;
+use rayon::prelude::*;
 use tidepool_linalg::Stencil7;
 
 /// A pressure system over the cells.
@@ -42,7 +42,14 @@ impl System {
     /// not closed walls, touch a `candidate` cell and pass `face_ok(axis, face index)`. A
     /// candidate without any such face gets no unknown. Across an open domain side or next to
     /// a cell without an unknown the pressure is zero.
-    pub fn assemble(grid: &Grid, boundaries: &[[Boundary; 2]; 3], fraction: &[Array3<Real>; 3], candidate: &[bool], face_ok: impl Fn(usize, usize) -> bool + Sync, scale: Real) -> System {
+    pub fn assemble(
+        grid: &Grid,
+        boundaries: &[[Boundary; 2]; 3],
+        fraction: &[Array3<Real>; 3],
+        candidate: &[bool],
+        face_ok: impl Fn(usize, usize) -> bool + Sync,
+        scale: Real,
+    ) -> System {
         let coefficient = scale / (grid.dx * grid.dx);
         // Each face's weight `scale v_f / dx^2`, zero where it carries no pressure.
         let weight: [Array3<Real>; 3] = [0, 1, 2].map(|a| {
