@@ -14,6 +14,7 @@
 
 use crate::{Preconditioner, Stencil7};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::sync::Mutex;
 
 /// Jacobi damping: smooths the high frequencies of a seven-point Laplacian.
@@ -29,30 +30,42 @@ const MIN_SIDE: usize = 4;
 type Scratch = (Vec<[Vec<f64>; 4]>, [Vec<f64>; 2]);
 
 /// The levels of a multigrid hierarchy over a fine [`Stencil7`], finest first.
+///
+/// The hierarchy covers only the smallest box that holds the operator's active rows (the
+/// liquid and its neighbours, not the air or solid around them): the residual is gathered into
+/// that box and the correction scattered back, zero elsewhere.
 pub struct Multigrid<'a> {
-    fine: &'a Stencil7,
+    fine: Cow<'a, Stencil7>,
+    /// Where the fine level sits in the operator's box, when it is only part of it.
+    crop: Option<Crop>,
     coarse: Vec<Stencil7>,
-    /// Per level: the iterate, a second one for the sweeps, the residual, and (coarse levels;
-    /// empty on the fine one) the right-hand side; and the transfers' two intermediate boxes.
-    /// Kept between applications.
+    /// Per level: the iterate, a second one for the sweeps, the residual, and the right-hand
+    /// side (on the fine level only when cropped: else it is the residual handed to `apply`);
+    /// and the transfers' two intermediate boxes. Kept between applications.
     scratch: Mutex<Scratch>,
 }
 
 impl<'a> Multigrid<'a> {
-    /// The hierarchy of `fine`, coarsened while every side keeps at least four cells.
-    pub fn new(fine: &'a Stencil7) -> Self {
+    /// The hierarchy of `operator`'s active box, coarsened while every side keeps at least four
+    /// cells.
+    pub fn new(operator: &'a Stencil7) -> Self {
+        let crop = Crop::of(operator);
+        let fine = match &crop {
+            Some(crop) => Cow::Owned(crop.stencil(operator)),
+            None => Cow::Borrowed(operator),
+        };
         let mut coarse: Vec<Stencil7> = Vec::new();
         loop {
-            let last = coarse.last().unwrap_or(fine);
+            let last = coarse.last().unwrap_or(&fine);
             if last.dims.iter().any(|&n| n < 2 * MIN_SIDE) {
                 break;
             }
             coarse.push(coarsen(last));
         }
-        let levels = || std::iter::once(fine).chain(&coarse);
-        // The fine level's right-hand side is the residual handed to `apply`.
-        let scratch = levels().enumerate().map(|(l, a)| std::array::from_fn(|v| vec![0.0; if l == 0 && v == 3 { 0 } else { a.diag.len() }])).collect();
-        Multigrid { fine, coarse, scratch: Mutex::new((scratch, [Vec::new(), Vec::new()])) }
+        let levels = || std::iter::once(&*fine).chain(&coarse);
+        let fine_rhs = crop.is_some();
+        let scratch = levels().enumerate().map(|(l, a)| std::array::from_fn(|v| vec![0.0; if l == 0 && v == 3 && !fine_rhs { 0 } else { a.diag.len() }])).collect();
+        Multigrid { fine, crop, coarse, scratch: Mutex::new((scratch, [Vec::new(), Vec::new()])) }
     }
 
     /// Number of levels, the fine one included.
@@ -62,7 +75,7 @@ impl<'a> Multigrid<'a> {
 
     fn level(&self, l: usize) -> &Stencil7 {
         if l == 0 {
-            self.fine
+            &self.fine
         } else {
             &self.coarse[l - 1]
         }
@@ -102,8 +115,89 @@ impl Preconditioner for Multigrid<'_> {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
         let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let (levels, tmp) = &mut *guard;
-        self.cycle(0, Some(r), levels, tmp);
-        z.copy_from_slice(&levels[0][0]);
+        match &self.crop {
+            None => {
+                self.cycle(0, Some(r), levels, tmp);
+                z.copy_from_slice(&levels[0][0]);
+            }
+            Some(crop) => {
+                crop.gather(r, &mut levels[0][3]);
+                self.cycle(0, None, levels, tmp);
+                crop.scatter(&levels[0][0], z);
+            }
+        }
+    }
+}
+
+/// The smallest box holding a [`Stencil7`]'s active rows: `dims` cells from `lo`, in a box of
+/// `full` cells.
+struct Crop {
+    full: [usize; 3],
+    lo: [usize; 3],
+    dims: [usize; 3],
+}
+
+impl Crop {
+    /// The active rows' box, or `None` when it is the whole box (or there are none).
+    fn of(a: &Stencil7) -> Option<Crop> {
+        let [nx, ny, _] = a.dims;
+        let (lo, hi) = a
+            .diag
+            .par_iter()
+            .enumerate()
+            .filter(|(_, d)| **d != 0.0)
+            .map(|(c, _)| {
+                let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
+                (coord, coord.map(|v| v + 1))
+            })
+            .reduce(|| ([usize::MAX; 3], [0; 3]), |(lo, hi), (l, h)| (std::array::from_fn(|i| lo[i].min(l[i])), std::array::from_fn(|i| hi[i].max(h[i]))));
+        if hi == [0; 3] {
+            return None;
+        }
+        // One inactive layer kept around the rows (where the box has room): beyond a free
+        // surface the correction then fades to the air's zero, as on the whole box; only the
+        // box's own walls are ends of the transfers.
+        let lo: [usize; 3] = std::array::from_fn(|i| lo[i].saturating_sub(1));
+        let dims: [usize; 3] = std::array::from_fn(|i| (hi[i] + 1).min(a.dims[i]) - lo[i]);
+        (dims != a.dims).then_some(Crop { full: a.dims, lo, dims })
+    }
+
+    /// The x-row of the whole box holding the crop's x-row `w`.
+    fn row(&self, w: usize) -> usize {
+        let [_, wy, _] = self.dims;
+        (self.lo[1] + w % wy) + self.full[1] * (self.lo[2] + w / wy)
+    }
+
+    /// The operator on the crop.
+    fn stencil(&self, a: &Stencil7) -> Stencil7 {
+        let take = |v: &[f64]| {
+            let mut part = vec![0.0; self.dims.iter().product()];
+            self.gather(v, &mut part);
+            part
+        };
+        Stencil7 { dims: self.dims, diag: take(&a.diag), plus: a.plus.each_ref().map(|p| take(p)), floating: Vec::new() }
+    }
+
+    /// The crop's part of a whole-box vector.
+    fn gather(&self, full: &[f64], part: &mut [f64]) {
+        let (wx, fx) = (self.dims[0], self.full[0]);
+        part.par_chunks_mut(wx).enumerate().for_each(|(w, dst)| {
+            let start = self.row(w) * fx + self.lo[0];
+            dst.copy_from_slice(&full[start..start + wx]);
+        });
+    }
+
+    /// The whole-box vector that is `part` on the crop and zero elsewhere.
+    fn scatter(&self, part: &[f64], full: &mut [f64]) {
+        let ([wx, wy, wz], fx, fy) = (self.dims, self.full[0], self.full[1]);
+        full.par_chunks_mut(fx).enumerate().for_each(|(row, dst)| {
+            let (j, k) = (row % fy, row / fy);
+            dst.fill(0.0);
+            if (self.lo[1]..self.lo[1] + wy).contains(&j) && (self.lo[2]..self.lo[2] + wz).contains(&k) {
+                let w = (j - self.lo[1]) + wy * (k - self.lo[2]);
+                dst[self.lo[0]..self.lo[0] + wx].copy_from_slice(&part[w * wx..(w + 1) * wx]);
+            }
+        });
     }
 }
 
@@ -341,12 +435,14 @@ mod tests {
         (x_mic, x_mg, mg.iterations)
     }
 
-    /// The V-cycle is symmetric: `<M^-1 u, v> = <u, M^-1 v>`, and positive: `<M^-1 u, u> > 0`.
+    /// The V-cycle is symmetric: `<M^-1 u, v> = <u, M^-1 v>`, and positive: `<M^-1 u, u> > 0`,
+    /// cropped to the active rows' box (a drop, a half-full pool) or not (a full box).
     #[test]
     fn the_v_cycle_is_symmetric_and_positive() {
-        for a in [drop(24), pool_with_block(24), closed_box(16)] {
+        for (a, cropped) in [(drop(24), true), (pool_with_block(24), true), (closed_box(16), false)] {
             let mg = Multigrid::new(&a);
             assert!(mg.levels() >= 2);
+            assert_eq!(mg.crop.is_some(), cropped, "the hierarchy covers the active rows' box");
             let (u, v) = (field(&a, 1), field(&a, 2));
             let (mut mu, mut mv) = (vec![0.0; u.len()], vec![0.0; u.len()]);
             mg.apply(&u, &mut mu);
