@@ -2,7 +2,7 @@
 //! in parallel over rows; and the diagonal (Jacobi) preconditioner.
 
 use crate::reduce::PARALLEL_MIN;
-use crate::{FreeSetPreconditioner, LinearOperator, Preconditioner};
+use crate::{FreeSetPreconditioner, LinearOperator, Mic0, Preconditioner};
 use rayon::prelude::*;
 
 /// A square sparse matrix in compressed sparse row form (both triangles stored).
@@ -82,12 +82,7 @@ impl LinearOperator for CsrMatrix {
 
     fn apply(&self, x: &[f64], y: &mut [f64]) {
         let row = |i: usize| (self.start[i]..self.start[i + 1]).map(|k| self.values[k] * x[self.columns[k] as usize]).sum();
-        // Below a few thousand rows, waking the thread pool costs more than the product.
-        if self.n < PARALLEL_MIN {
-            y.iter_mut().enumerate().for_each(|(i, yi)| *yi = row(i));
-        } else {
-            y.par_iter_mut().enumerate().for_each(|(i, yi)| *yi = row(i));
-        }
+        y.par_iter_mut().with_min_len(PARALLEL_MIN).enumerate().for_each(|(i, yi)| *yi = row(i));
     }
 }
 
@@ -134,11 +129,7 @@ impl FreeSetPreconditioner for FreeSetJacobi {
 
 impl Preconditioner for Jacobi {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
-        if z.len() < PARALLEL_MIN {
-            z.iter_mut().zip(r).zip(&self.inverse).for_each(|((zi, ri), d)| *zi = ri * d);
-        } else {
-            z.par_iter_mut().zip(r.par_iter()).zip(self.inverse.par_iter()).for_each(|((zi, ri), d)| *zi = ri * d);
-        }
+        z.par_iter_mut().with_min_len(PARALLEL_MIN).zip(r.par_iter()).zip(self.inverse.par_iter()).for_each(|((zi, ri), d)| *zi = ri * d);
     }
 }
 
@@ -151,7 +142,8 @@ impl Preconditioner for Jacobi {
 /// over the free `j < i` coupled to `i`, the inner sum over the free `k > j` other than `i`:
 /// the fill-in that zero fill drops, added back to the diagonal with weight `tau` so that row
 /// sums match (the modification that keeps the smooth modes of a Poisson matrix well
-/// preconditioned). A pivot below `sigma A_ii` is replaced by `A_ii`. The triangular solves are
+/// preconditioned). A pivot below `sigma A_ii` is replaced by `A_ii` (`tau` and `sigma` are
+/// [`Mic0`]'s). The triangular solves are
 /// sequential in row order. The matrix must have no triangles (two columns coupled to one row
 /// are not coupled to each other), as a seven-point matrix packed in index order has none:
 /// then every such fill-in is dropped, and this is the MIC(0) of Bridson's *Fluid Simulation
@@ -168,11 +160,6 @@ pub struct FreeSetMic0<'a> {
 }
 
 impl<'a> FreeSetMic0<'a> {
-    /// Modification parameter.
-    pub const TAU: f64 = 0.97;
-    /// Pivot safety factor.
-    pub const SIGMA: f64 = 0.25;
-
     /// The factorisation on all of `matrix` until the solver sets a free set.
     ///
     /// # Panics
@@ -211,9 +198,9 @@ impl<'a> FreeSetMic0<'a> {
                 let (j, a_ij) = (m.columns[k] as usize, m.values[k]);
                 let p = self.inv_sqrt_pivot[j];
                 let dropped = self.upper_sum[j] - a_ij;
-                e -= (a_ij * p) * (a_ij * p) + Self::TAU * a_ij * dropped * p * p;
+                e -= (a_ij * p) * (a_ij * p) + Mic0::TAU * a_ij * dropped * p * p;
             }
-            if e < Self::SIGMA * d {
+            if e < Mic0::SIGMA * d {
                 e = d;
             }
             self.inv_sqrt_pivot[i] = 1.0 / e.sqrt();

@@ -76,11 +76,7 @@ where
         let rho_new = dot(&r, &z);
         let beta = rho_new / rho;
         rho = rho_new;
-        if n < PARALLEL_MIN {
-            s.iter_mut().zip(&z).for_each(|(si, zi)| *si = zi + beta * *si);
-        } else {
-            s.par_iter_mut().zip(z.par_iter()).for_each(|(si, zi)| *si = zi + beta * *si);
-        }
+        s.par_iter_mut().with_min_len(PARALLEL_MIN).zip(z.par_iter()).for_each(|(si, zi)| *si = zi + beta * *si);
     }
     PcgInfo { iterations: params.max_iterations, relative_residual: relative, converged: false }
 }

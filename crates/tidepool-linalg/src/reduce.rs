@@ -10,8 +10,9 @@ use rayon::prelude::*;
 /// Elements per chunk of a reduction.
 pub const CHUNK: usize = 8192;
 
-/// Length from which element-wise vector operations run in parallel: below it, waking the
-/// thread pool costs more than the work.
+/// Length from which element-wise vector operations run in parallel (every parallel pass on
+/// vectors takes it as `with_min_len`): below it, waking the thread pool costs more than the
+/// work.
 pub const PARALLEL_MIN: usize = 16_384;
 
 /// Chunks a reduction keeps on one thread: its chunk sums are added in the same order either
@@ -45,11 +46,7 @@ where
 
 /// `y += alpha x`.
 pub fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
-    if y.len() < PARALLEL_MIN {
-        y.iter_mut().zip(x).for_each(|(yi, xi)| *yi += alpha * xi);
-    } else {
-        y.par_iter_mut().zip(x.par_iter()).for_each(|(yi, xi)| *yi += alpha * xi);
-    }
+    y.par_iter_mut().with_min_len(PARALLEL_MIN).zip(x.par_iter()).for_each(|(yi, xi)| *yi += alpha * xi);
 }
 
 #[cfg(test)]

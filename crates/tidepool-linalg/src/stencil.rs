@@ -51,6 +51,22 @@ impl Stencil7 {
         0.0
     }
 
+    /// All six neighbours of `c` inside the box, entry `2 a + up` for axis `a` (`up` towards
+    /// +), its coordinates computed once.
+    pub fn neighbours(&self, c: usize) -> [Option<usize>; 6] {
+        let [nx, ny, _] = self.dims;
+        let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
+        let st = self.strides();
+        std::array::from_fn(|n| {
+            let (a, up) = (n / 2, n % 2 == 1);
+            if up {
+                (coord[a] + 1 < self.dims[a]).then(|| c + st[a])
+            } else {
+                (coord[a] > 0).then(|| c - st[a])
+            }
+        })
+    }
+
     /// The neighbour of `c` along axis `a` (`up` towards +), if inside the box.
     pub fn neighbour(&self, c: usize, a: usize, up: bool) -> Option<usize> {
         let [nx, ny, _] = self.dims;
@@ -177,14 +193,15 @@ impl Stencil7 {
                     values[count] = value;
                     count += 1;
                 };
+                let around = self.neighbours(c);
                 for a in (0..3).rev() {
-                    if let Some(d) = self.neighbour(c, a, false).filter(|&d| self.plus[a][d] != 0.0) {
+                    if let Some(d) = around[2 * a].filter(|&d| self.plus[a][d] != 0.0) {
                         push(packed_index[d], self.plus[a][d]);
                     }
                 }
                 push(r as u32, self.diag[c]);
                 for a in 0..3 {
-                    if let Some(d) = self.neighbour(c, a, true).filter(|_| self.plus[a][c] != 0.0) {
+                    if let Some(d) = around[2 * a + 1].filter(|_| self.plus[a][c] != 0.0) {
                         push(packed_index[d], self.plus[a][c]);
                     }
                 }

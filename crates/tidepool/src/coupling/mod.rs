@@ -391,8 +391,9 @@ pub enum PressurePreconditioner {
 /// `(y_f + mu_f)^2 / m_f`: with `nu_f = mu_f + y_f` (the impulse beyond what the pressures
 /// give) the system separates into the liquid's Poisson matrix without the coupled faces and
 /// `1/m_f` for `nu` (plus the solids' part, of low rank: only its diagonal is kept). So
-/// `M^-1 = T diag(MIC(0)^-1, D^-1) T^T` with `T` the map `(q, nu) -> (q, mu)`,
-/// `mu_f = nu_f - y_f(q)`.
+/// `M^-1 = T diag(P^-1, D^-1) T^T` with `T` the map `(q, nu) -> (q, mu)`,
+/// `mu_f = nu_f - y_f(q)`, and `P^-1` the chosen pressure preconditioner (multigrid or MIC(0)
+/// of the liquid's Poisson matrix).
 struct CoupledPreconditioner<'a> {
     pressure: Box<dyn Preconditioner + 'a>,
     faces: &'a [CoupledFace],

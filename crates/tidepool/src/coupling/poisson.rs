@@ -168,17 +168,13 @@ pub(crate) fn floating_regions(a: &Stencil7, unknown: &Array3<bool>) -> Vec<Vec<
         seen[start] = true;
         let mut members = Vec::new();
         let mut dirichlet = false;
-        let [nx, ny, _] = a.dims;
-        let strides = a.strides();
         while let Some(c) = stack.pop() {
             members.push(c as u32);
-            let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
+            let around = a.neighbours(c);
             let mut coupled = 0.0;
             for axis in 0..3 {
                 for up in [false, true] {
-                    let inside = if up { coord[axis] + 1 < a.dims[axis] } else { coord[axis] > 0 };
-                    if inside {
-                        let m = if up { c + strides[axis] } else { c - strides[axis] };
+                    if let Some(m) = around[2 * axis + usize::from(up)] {
                         let entry = if up { a.plus[axis][c] } else { a.plus[axis][m] };
                         if entry != 0.0 {
                             coupled -= entry;

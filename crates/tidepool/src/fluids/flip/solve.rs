@@ -3,7 +3,7 @@
 //! density correction), assembled as a seven-point matrix; the face flux divergence; and the
 //! gradient update `rho_f u -= v_f grad p` (eq. 3.8).
 
-use crate::grid::{Array3, Grid, Location};
+use crate::grid::{Array3, Grid};
 use crate::math::Real;
 use crate::solids::Boundary;
 use rayon::prelude::*;
@@ -64,32 +64,14 @@ impl System {
                 }
             })
         });
-        let [nx, ny, _] = grid.dims;
-        let mut matrix = Stencil7::zeros(grid.dims);
-        let cells = grid.zeros(Location::Cell);
         // A candidate's diagonal: the weights of its six faces; its coupling to the next cell
         // along each axis: minus their shared face's, where both are candidates.
-        let diag = cells.par_map(|i, j, k, _| {
-            let c = i + nx * (j + ny * k);
-            if !candidate[c] {
-                return 0.0;
-            }
-            (0..3).map(|a| weight[a].get(i, j, k) + upper_face(&weight[a], a, [i, j, k])).sum()
+        let diag = per_cell(grid, |c, idx| if candidate[c] { (0..3).map(|a| weight[a].get(idx[0], idx[1], idx[2]) + upper_face(&weight[a], a, idx)).sum() } else { 0.0 });
+        let plus = [0, 1, 2].map(|a| {
+            let stride = [1, grid.dims[0], grid.dims[0] * grid.dims[1]][a];
+            per_cell(grid, |c, idx| if idx[a] + 1 < grid.dims[a] && candidate[c] && candidate[c + stride] { -upper_face(&weight[a], a, idx) } else { 0.0 })
         });
-        matrix.diag = diag.as_slice().to_vec();
-        for a in 0..3 {
-            let plus = cells.par_map(|i, j, k, _| {
-                let c = i + nx * (j + ny * k);
-                let mut up = [i, j, k];
-                up[a] += 1;
-                if up[a] < grid.dims[a] && candidate[c] && candidate[c + matrix_stride(grid, a)] {
-                    -weight[a].get(up[0], up[1], up[2])
-                } else {
-                    0.0
-                }
-            });
-            matrix.plus[a] = plus.as_slice().to_vec();
-        }
+        let matrix = Stencil7 { dims: grid.dims, diag, plus, floating: Vec::new() };
         let faces = weight.each_ref().map(|w| w.as_slice().par_iter().map(|w| *w > 0.0).collect());
         let unknown: Vec<bool> = candidate.iter().zip(&matrix.diag).map(|(c, d)| *c && *d > 0.0).collect();
         System { matrix, unknown, faces }
@@ -120,15 +102,15 @@ fn upper_face(faces: &Array3<Real>, a: usize, idx: [usize; 3]) -> Real {
     faces.get(up[0], up[1], up[2])
 }
 
-/// The cell index stride along axis `a`.
-fn matrix_stride(grid: &Grid, a: usize) -> usize {
-    [1, grid.dims[0], grid.dims[0] * grid.dims[1]][a]
+/// `f(cell index, [i, j, k])` at every cell, in parallel, in index order.
+fn per_cell(grid: &Grid, f: impl Fn(usize, [usize; 3]) -> Real + Sync) -> Vec<Real> {
+    let [nx, ny, _] = grid.dims;
+    (0..grid.cell_count()).into_par_iter().map(|c| f(c, [c % nx, (c / nx) % ny, c / (nx * ny)])).collect()
 }
 
 /// The divergence of a face flux at every cell, `sum over faces (F_+ - F_-) / dx`.
 pub fn divergence(grid: &Grid, flux: &[Array3<Real>; 3]) -> Vec<Real> {
-    let div = grid.zeros(Location::Cell).par_map(|i, j, k, _| (0..3).map(|a| upper_face(&flux[a], a, [i, j, k]) - flux[a].get(i, j, k)).sum::<Real>() / grid.dx);
-    div.as_slice().to_vec()
+    per_cell(grid, |_, idx| (0..3).map(|a| upper_face(&flux[a], a, idx) - flux[a].get(idx[0], idx[1], idx[2])).sum::<Real>() / grid.dx)
 }
 
 #[cfg(test)]
