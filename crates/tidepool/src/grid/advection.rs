@@ -19,12 +19,22 @@ pub enum AdvectionScheme {
     MacCormack,
 }
 
-/// Where the fluid at `x` was `dt` seconds ago (midpoint rule). A negative `dt` traces forward.
-pub fn backtrace(grid: &Grid, velocity: &MacVelocity, x: &Vec3, dt: Real) -> Vec3 {
-    let v1 = velocity.at(grid, x);
-    let mid = x - 0.5 * dt * v1;
-    let v2 = velocity.at(grid, &mid);
-    x - dt * v2
+/// Where the fluid at `x`, moving at `v` there, was `dt` seconds ago (midpoint rule). A
+/// negative `dt` traces forward.
+fn backtrace(grid: &Grid, velocity: &MacVelocity, x: &Vec3, v: &Vec3, dt: Real) -> Vec3 {
+    let mid = x - 0.5 * dt * v;
+    x - dt * velocity.at(grid, &mid)
+}
+
+/// A MacCormack forward step's result at one sample: the value, the range of the values it
+/// blended (for the clamp), and the velocity at the sample (which the backward step starts
+/// from too).
+#[derive(Clone, Copy, Default)]
+struct Forward {
+    value: Real,
+    lo: Real,
+    hi: Real,
+    velocity: Vec3,
 }
 
 /// Advects `field` (samples at `loc`) through `velocity` over `dt`.
@@ -35,26 +45,27 @@ pub fn advect(grid: &Grid, velocity: &MacVelocity, field: &Array3<Real>, loc: Lo
             let mut out = Array3::filled(dims, 0.0);
             out.par_fill_with(|i, j, k| {
                 let x = grid.position(loc, i, j, k);
-                grid.interpolate(field, loc, &backtrace(grid, velocity, &x, dt))
+                grid.interpolate(field, loc, &backtrace(grid, velocity, &x, &velocity.at(grid, &x), dt))
             });
             out
         }
         AdvectionScheme::MacCormack => {
-            // Forward step, keeping the range of the values it blended for the clamp.
-            let mut forward = Array3::filled(dims, (0.0, 0.0, 0.0));
+            let mut forward = Array3::filled(dims, Forward::default());
             forward.par_fill_with(|i, j, k| {
                 let x = grid.position(loc, i, j, k);
-                grid.interpolate_with_bounds(field, loc, &backtrace(grid, velocity, &x, dt))
+                let v = velocity.at(grid, &x);
+                let (value, lo, hi) = grid.interpolate_with_bounds(field, loc, &backtrace(grid, velocity, &x, &v, dt));
+                Forward { value, lo, hi, velocity: v }
             });
-            let values = forward.par_map(|_, _, _, f| f.0);
+            let values = forward.par_map(|_, _, _, f| f.value);
             let mut out = Array3::filled(dims, 0.0);
             out.par_fill_with(|i, j, k| {
-                let (fwd, lo, hi) = forward.get(i, j, k);
+                let f = forward.get(i, j, k);
                 let x = grid.position(loc, i, j, k);
-                let back = grid.interpolate(&values, loc, &backtrace(grid, velocity, &x, -dt));
-                let corrected = fwd + 0.5 * (field.get(i, j, k) - back);
-                if corrected < lo || corrected > hi {
-                    fwd
+                let back = grid.interpolate(&values, loc, &backtrace(grid, velocity, &x, &f.velocity, -dt));
+                let corrected = f.value + 0.5 * (field.get(i, j, k) - back);
+                if corrected < f.lo || corrected > f.hi {
+                    f.value
                 } else {
                     corrected
                 }

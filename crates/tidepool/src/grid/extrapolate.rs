@@ -1,6 +1,6 @@
 //! Extrapolation of grid values from valid samples into invalid ones, layer by layer.
 
-use super::array::NEIGHBOURS;
+use super::array::axis_neighbours;
 use super::Array3;
 use crate::math::Real;
 use rayon::prelude::*;
@@ -14,19 +14,7 @@ use rayon::prelude::*;
 /// the cost follows the extrapolated band, not the grid.
 pub fn extrapolate(values: &mut Array3<Real>, valid: &mut Array3<bool>, layers: usize) {
     let dims = values.dims();
-    let strides = [1, dims[0], dims[0] * dims[1]];
-    // The in-array axis neighbours of sample `c`, in the order of `NEIGHBOURS`.
-    let neighbours = move |c: usize| {
-        let coord = [c % dims[0], (c / dims[0]) % dims[1], c / (dims[0] * dims[1])];
-        NEIGHBOURS.into_iter().filter_map(move |off| {
-            let a = off.iter().position(|&o| o != 0).expect("an axis offset");
-            if off[a] < 0 {
-                (coord[a] > 0).then(|| c - strides[a])
-            } else {
-                (coord[a] + 1 < dims[a]).then(|| c + strides[a])
-            }
-        })
-    };
+    let neighbours = move |c: usize| axis_neighbours(dims, c);
     let mut front: Vec<usize> = {
         let valid = valid.as_slice();
         (0..valid.len()).into_par_iter().filter(|&c| !valid[c] && neighbours(c).any(|d| valid[d])).collect()
@@ -62,6 +50,7 @@ pub fn extrapolate(values: &mut Array3<Real>, valid: &mut Array3<bool>, layers: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grid::array::NEIGHBOURS;
 
     #[test]
     fn extends_a_linear_profile_layer_by_layer() {

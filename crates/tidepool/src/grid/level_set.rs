@@ -2,10 +2,11 @@
 //!
 //! Convention: `phi < 0` inside (liquid, solid), `phi > 0` outside, `|phi|` ~ distance.
 
-use super::array::NEIGHBOURS;
+use super::array::axis_neighbours;
 use super::fraction::cube_fraction_inside;
 use super::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
+use rayon::prelude::*;
 use tidepool_linalg::reduce::sum_by;
 
 /// Rebuilds `phi` as a signed distance function, capping `|phi|` at `max_distance`, while
@@ -20,9 +21,9 @@ use tidepool_linalg::reduce::sum_by;
 ///    sphere by about `dx^2 / 8R`, which repeated every substep adds up), so the interface cells'
 ///    values are then corrected until the new interpolant vanishes again at the closest points.
 /// 3. The other cells take the distance to the nearest of their neighbours' closest points,
-///    swept in the eight diagonal orders (fast sweeping, Zhao 2005, carrying closest points
-///    rather than solving a first-order eikonal update), each refined by sliding it on the
-///    surface.
+///    spread outwards from the interface cells pass by pass (closest-point propagation, as in
+///    fast marching or sweeping but carrying closest points rather than solving a first-order
+///    eikonal update), each refined by sliding it on the surface.
 /// 4. Cells within `KEEP_BAND` cells of the surface where `phi` is still a distance function
 ///    (see [`is_distance_like`]) keep their value. Rebuilding an accurate distance function
 ///    gains nothing there and costs accuracy: the closest points lie on the trilinear surface,
@@ -45,7 +46,7 @@ pub fn reinitialize(grid: &Grid, phi: &mut Array3<Real>, max_distance: Real) {
         Closest::new(distance.min(max_distance), point, true)
     });
     remove_interpolation_bias(grid, input, &mut state);
-    sweep_closest_points(grid, &mut state, max_distance);
+    spread_closest_points(grid, &mut state, max_distance);
     refine_closest_points(grid, input, &mut state);
     *phi = phi.par_map(|i, j, k, v| {
         if v.abs() < KEEP_BAND * grid.dx && is_distance_like(grid, input, [i, j, k]) {
@@ -184,43 +185,46 @@ fn refine_closest_points(grid: &Grid, phi: &Array3<Real>, state: &mut Array3<Clo
     });
 }
 
-/// Gauss-Seidel sweeps in the eight diagonal orderings: every non-fixed cell takes the distance
-/// to the closest of its axis neighbours' closest points.
-fn sweep_closest_points(grid: &Grid, state: &mut Array3<Closest>, max_distance: Real) {
-    let [nx, ny, nz] = state.dims();
-    let order = |n: usize, flip: bool| -> Box<dyn Iterator<Item = usize>> {
-        if flip {
-            Box::new((0..n).rev())
-        } else {
-            Box::new(0..n)
-        }
+/// Spreads the interface cells' closest points outwards: in each pass, every cell next to one
+/// that changed in the pass before takes the nearest of its axis neighbours' closest points if it
+/// is nearer than its own (Jacobi passes: each reads only the previous pass's points, so the
+/// result does not depend on the order or the number of threads), until no cell changes. Distances
+/// are capped at `max_distance`, so the passes stay in the band within it of the surface and the
+/// cost follows the band, not the grid.
+fn spread_closest_points(grid: &Grid, state: &mut Array3<Closest>, max_distance: Real) {
+    let dims = state.dims();
+    let mut changed: Vec<usize> = {
+        let state = state.as_slice();
+        (0..state.len()).into_par_iter().filter(|&c| state[c].fixed && state[c].has_point).collect()
     };
-    for _round in 0..2 {
-        for sweep in 0..8 {
-            for k in order(nz, sweep & 4 != 0) {
-                for j in order(ny, sweep & 2 != 0) {
-                    for i in order(nx, sweep & 1 != 0) {
-                        let here = state.get(i, j, k);
-                        if here.fixed {
-                            continue;
-                        }
-                        let x = grid.position(Location::Cell, i, j, k);
-                        let mut best = here;
-                        for off in NEIGHBOURS {
-                            if let Some(p) = state.get_offset(i, j, k, off).and_then(|n| n.point()) {
-                                let d = (x - p).norm();
-                                if d < best.distance {
-                                    best = Closest::new(d.min(max_distance), Some(p), false);
-                                }
-                            }
-                        }
-                        if best != here {
-                            state.set(i, j, k, best);
+    while !changed.is_empty() {
+        let updates: Vec<(usize, Closest)> = {
+            let cells = state.as_slice();
+            let mut front: Vec<usize> = changed.par_iter().flat_map_iter(|&c| axis_neighbours(dims, c).filter(|&d| !cells[d].fixed)).collect();
+            front.par_sort_unstable();
+            front.dedup();
+            front
+                .into_par_iter()
+                .filter_map(|c| {
+                    let here = cells[c];
+                    let [i, j, k] = state.coords(c);
+                    let x = grid.position(Location::Cell, i, j, k);
+                    let mut best = here;
+                    for p in axis_neighbours(dims, c).filter_map(|d| cells[d].point()) {
+                        let d = (x - p).norm();
+                        if d < best.distance {
+                            best = Closest::new(d.min(max_distance), Some(p), false);
                         }
                     }
-                }
-            }
+                    (best != here).then_some((c, best))
+                })
+                .collect()
+        };
+        let cells = state.as_mut_slice();
+        for &(c, s) in &updates {
+            cells[c] = s;
         }
+        changed = updates.into_iter().map(|(c, _)| c).collect();
     }
 }
 
@@ -282,6 +286,57 @@ mod tests {
         let v = volume_inside(&grid, &phi, None);
         let v_exact = 4.0 / 3.0 * PI * r.powi(3);
         assert!((v - v_exact).abs() / v_exact < 0.01, "volume {v} vs {v_exact}");
+    }
+
+    #[test]
+    fn spread_closest_points_reach_the_band_and_are_locally_nearest_on_any_thread_count() {
+        // Interface cells of a sphere hold their exact closest points; the spread fills the band.
+        let n = 36;
+        let grid = Grid { dims: [n; 3], dx: 1.0 / n as Real, origin: Vec3::zeros() };
+        let (c, r) = (Vec3::new(0.49, 0.52, 0.5), 0.27);
+        let max_distance = 5.0 * grid.dx;
+        let exact = grid.sample_fn(Location::Cell, |x| (x - c).norm() - r);
+        let initial = exact.par_map(|i, j, k, d| {
+            let x = grid.position(Location::Cell, i, j, k);
+            if d.abs() < grid.dx {
+                Closest::new(d.abs(), Some(c + (x - c).normalize() * r), true)
+            } else {
+                Closest::far(max_distance)
+            }
+        });
+        let spread = |threads: usize| {
+            let mut state = initial.clone();
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| spread_closest_points(&grid, &mut state, max_distance));
+            state
+        };
+        let state = spread(1);
+        assert!(state == spread(3), "the result depends on the thread count");
+        let dims = state.dims();
+        // Closest points are kept in single precision.
+        let tol = 1e-5 * grid.dx;
+        let (mut excess, mut band) = (0.0, 0);
+        for (cell, s) in state.as_slice().iter().enumerate() {
+            let [i, j, k] = state.coords(cell);
+            let x = grid.position(Location::Cell, i, j, k);
+            let e = exact.as_slice()[cell].abs();
+            if e < max_distance - grid.dx {
+                // Inside the band every cell found a point on the sphere, at most about a cell's
+                // sampling gap farther than the true closest point.
+                let p = s.point().expect("a closest point in the band");
+                assert!((s.distance - (x - p).norm()).abs() < tol);
+                assert!(s.distance >= e - tol && s.distance - e < 0.75 * grid.dx, "cell {:?}: {} vs {}", [i, j, k], s.distance, e);
+                excess += s.distance - e;
+                band += 1;
+            }
+            if !s.fixed {
+                // No neighbour's point is nearer than the cell's own.
+                for p in axis_neighbours(dims, cell).filter_map(|d| state.as_slice()[d].point()) {
+                    assert!((x - p).norm() >= s.distance - tol);
+                }
+            }
+        }
+        let mean = excess / band as Real / grid.dx;
+        assert!(mean < 0.1, "mean excess {mean} cells over {band} cells");
     }
 
     #[test]

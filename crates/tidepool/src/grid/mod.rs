@@ -103,20 +103,16 @@ impl Grid {
     #[inline]
     pub fn interpolate(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> Real {
         let (v, w) = self.stencil(a, loc, x);
-        let x00 = lerp(v[0], v[1], w[0]);
-        let x10 = lerp(v[2], v[3], w[0]);
-        let x01 = lerp(v[4], v[5], w[0]);
-        let x11 = lerp(v[6], v[7], w[0]);
-        lerp(lerp(x00, x10, w[1]), lerp(x01, x11, w[1]), w[2])
+        trilinear(&v, &w)
     }
 
     /// Like [`Grid::interpolate`], also returning the minimum and maximum of the eight samples
     /// that were blended (the bounds used to clamp MacCormack advection).
     pub fn interpolate_with_bounds(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> (Real, Real, Real) {
-        let (v, _) = self.stencil(a, loc, x);
+        let (v, w) = self.stencil(a, loc, x);
         let lo = v.iter().copied().fold(Real::INFINITY, Real::min);
         let hi = v.iter().copied().fold(Real::NEG_INFINITY, Real::max);
-        (self.interpolate(a, loc, x), lo, hi)
+        (trilinear(&v, &w), lo, hi)
     }
 
     /// The gradient of the trilinear interpolant of `a` at `x` (exact inside each box of the
@@ -132,12 +128,12 @@ impl Grid {
 
     /// The eight samples around `x` (corner `c` at offset `(c & 1, (c >> 1) & 1, (c >> 2) & 1)`)
     /// and the fractional position among them.
-    #[inline]
+    #[inline(always)]
     fn stencil(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> ([Real; 8], [Real; 3]) {
         let dims = a.dims();
         let o = loc.offset();
         let inv = 1.0 / self.dx;
-        let mut base = [0usize; 3];
+        let (mut c, mut stride) = (0, 1);
         let mut step = [0usize; 3];
         let mut w = [0.0; 3];
         for axis in 0..3 {
@@ -145,14 +141,17 @@ impl Grid {
             let g = ((x[axis] - self.origin[axis]) * inv - o[axis]).clamp(0.0, (n - 1) as Real);
             // `g >= 0`, so truncation is the floor (and avoids a libm call).
             let b = (g as usize).min(n.saturating_sub(2));
-            base[axis] = b;
-            step[axis] = usize::from(n > 1);
-            w[axis] = if n > 1 { g - b as Real } else { 0.0 };
+            c += b * stride;
+            if n > 1 {
+                step[axis] = stride;
+                w[axis] = g - b as Real;
+            }
+            stride *= n;
         }
-        let data = a.as_slice();
-        let (sx, sy, sz) = (step[0], step[1] * dims[0], step[2] * dims[0] * dims[1]);
-        let c = base[0] + dims[0] * (base[1] + dims[1] * base[2]);
-        let v = [data[c], data[c + sx], data[c + sy], data[c + sx + sy], data[c + sz], data[c + sx + sz], data[c + sy + sz], data[c + sx + sy + sz]];
+        let [sx, sy, sz] = step;
+        // One bounds check for the whole box of samples.
+        let d = &a.as_slice()[c..=c + sx + sy + sz];
+        let v = [d[0], d[sx], d[sy], d[sx + sy], d[sz], d[sx + sz], d[sy + sz], d[sx + sy + sz]];
         (v, w)
     }
 
@@ -177,6 +176,17 @@ impl Grid {
         let hi = self.max_corner();
         Vec3::new(x.x.clamp(self.origin.x, hi.x), x.y.clamp(self.origin.y, hi.y), x.z.clamp(self.origin.z, hi.z))
     }
+}
+
+/// Trilinear blend of the eight corner values `v` (ordered as in [`Grid::stencil`]) at the
+/// fractional position `w`.
+#[inline]
+fn trilinear(v: &[Real; 8], w: &[Real; 3]) -> Real {
+    let x00 = lerp(v[0], v[1], w[0]);
+    let x10 = lerp(v[2], v[3], w[0]);
+    let x01 = lerp(v[4], v[5], w[0]);
+    let x11 = lerp(v[6], v[7], w[0]);
+    lerp(lerp(x00, x10, w[1]), lerp(x01, x11, w[1]), w[2])
 }
 
 #[inline]
