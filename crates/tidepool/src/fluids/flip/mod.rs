@@ -219,6 +219,24 @@ pub struct FlipSubstep {
     timings: FlipTimings,
 }
 
+/// Which solid is nearest to a point, as [`FlipLiquid::nearest_solid`] found it.
+#[derive(Clone, Copy, Debug)]
+enum Solid {
+    /// A static obstacle or none, from the sampled distance (farther than two cells).
+    Sampled,
+    /// A static obstacle, from the obstacles' exact distance.
+    Obstacles,
+    /// Body number `b` of those coupled.
+    Body(usize),
+}
+
+/// The nearest solid to a point and its signed distance there (negative inside).
+#[derive(Clone, Copy, Debug)]
+struct NearestSolid {
+    distance: Real,
+    solid: Solid,
+}
+
 /// The FLIP liquid: the grid, the particles and the static obstacles. Bodies (moving
 /// obstacles) are the world's solids, passed to each phase.
 #[derive(Clone, Debug)]
@@ -369,7 +387,7 @@ impl FlipLiquid {
                 let corner = grid.position(Location::Node, i, j, k);
                 world.pattern.iter().map(move |s| corner + s * grid.dx).collect::<Vec<_>>()
             })
-            .filter(|x| inside(x) && world.solid_distance(bodies, x).0 > 0.0)
+            .filter(|x| inside(x) && world.solid_distance(bodies, x) > 0.0)
             .collect();
         world.velocities = vec![Vec3::zeros(); placed.len()];
         world.positions = placed;
@@ -428,28 +446,42 @@ impl FlipLiquid {
         fields.map(Array3::heap_bytes).sum::<usize>() + self.statics.heap_bytes() + (self.positions.capacity() + self.velocities.capacity()) * std::mem::size_of::<Vec3>()
     }
 
-    /// Signed distance to the nearest obstacle or body (negative inside), its outward normal
-    /// and the solid's velocity there.
-    /// Within a cell of a static obstacle the obstacles' exact distance is used (the sampled
-    /// one rounds off corners, e.g. where an obstacle stands on a wall).
-    pub fn solid_distance(&self, bodies: &[&dyn CoupledSolid], x: &Vec3) -> (Real, Vec3, Vec3) {
+    /// Signed distance from `x` to the nearest obstacle or body (negative inside).
+    pub fn solid_distance(&self, bodies: &[&dyn CoupledSolid], x: &Vec3) -> Real {
+        self.nearest_solid(bodies, x).distance
+    }
+
+    /// The nearest obstacle or body to `x` and its signed distance. Within two cells of a
+    /// static obstacle the obstacles' exact distance is used (the sampled one rounds off
+    /// corners, e.g. where an obstacle stands on a wall).
+    fn nearest_solid(&self, bodies: &[&dyn CoupledSolid], x: &Vec3) -> NearestSolid {
         let grid = &self.grid;
         let sampled = grid.interpolate(&self.statics.phi_nodes, Location::Node, x);
-        let mut best = (sampled, None);
-        let exact = sampled < 2.0 * grid.dx;
-        let obstacles = |x: &Vec3| self.statics.obstacles.iter().map(|(_, s)| s.signed_distance(x)).fold(Real::INFINITY, Real::min);
-        if exact {
-            best.0 = obstacles(x);
-        }
+        let mut best = if sampled < 2.0 * grid.dx {
+            NearestSolid { distance: self.obstacle_distance(x), solid: Solid::Obstacles }
+        } else {
+            NearestSolid { distance: sampled, solid: Solid::Sampled }
+        };
         for (b, body) in bodies.iter().enumerate() {
             let (centre, radius) = body.bounding_sphere();
-            if (x - centre).norm() - radius < best.0.min(grid.dx) {
+            if (x - centre).norm() - radius < best.distance.min(grid.dx) {
                 let d = body.signed_distance(x);
-                if d < best.0 {
-                    best = (d, Some(b));
+                if d < best.distance {
+                    best = NearestSolid { distance: d, solid: Solid::Body(b) };
                 }
             }
         }
+        best
+    }
+
+    /// The exact signed distance to the nearest static obstacle.
+    fn obstacle_distance(&self, x: &Vec3) -> Real {
+        self.statics.obstacles.iter().map(|(_, s)| s.signed_distance(x)).fold(Real::INFINITY, Real::min)
+    }
+
+    /// The outward normal at `x` of the solid `nearest` found there and the solid's velocity.
+    fn solid_surface(&self, bodies: &[&dyn CoupledSolid], x: &Vec3, nearest: &NearestSolid) -> (Vec3, Vec3) {
+        let grid = &self.grid;
         // The gradient of a distance by central differences.
         let gradient = |f: &dyn Fn(&Vec3) -> Real| {
             let e = 1e-3 * grid.dx;
@@ -461,12 +493,12 @@ impl FlipLiquid {
             .try_normalize(1e-12)
             .unwrap_or_else(Vec3::y)
         };
-        match best.1 {
-            None if exact => (best.0, gradient(&obstacles), Vec3::zeros()),
-            None => (best.0, grid.gradient(&self.statics.phi_nodes, Location::Node, x).try_normalize(1e-12).unwrap_or_else(Vec3::y), Vec3::zeros()),
-            Some(b) => {
+        match nearest.solid {
+            Solid::Obstacles => (gradient(&|x: &Vec3| self.obstacle_distance(x)), Vec3::zeros()),
+            Solid::Sampled => (grid.gradient(&self.statics.phi_nodes, Location::Node, x).try_normalize(1e-12).unwrap_or_else(Vec3::y), Vec3::zeros()),
+            Solid::Body(b) => {
                 let body = bodies[b];
-                (best.0, gradient(&|x: &Vec3| body.signed_distance(x)), body.velocity_at(x))
+                (gradient(&|x: &Vec3| body.signed_distance(x)), body.velocity_at(x))
             }
         }
     }
@@ -524,7 +556,7 @@ impl FlipLiquid {
             let corner = grid.position(Location::Node, i, j, k);
             for s in self.pattern.iter().skip(count[c]) {
                 let x = corner + s * grid.dx;
-                if self.solid_distance(bodies, &x).0 > 0.0 {
+                if self.solid_distance(bodies, &x) > 0.0 {
                     self.positions.push(x);
                     self.velocities.push(*velocity);
                 }
@@ -761,8 +793,10 @@ impl FlipLiquid {
                     *v = v.min(0.0);
                 } else if fraction.get(i, j, k) <= 0.0 {
                     let x = grid.position(Location::Face(a), i, j, k);
-                    let (d, _, solid) = self.solid_distance(bodies, &x);
-                    *v = if d <= 0.0 { solid[a] } else { *v };
+                    let nearest = self.nearest_solid(bodies, &x);
+                    if nearest.distance <= 0.0 {
+                        *v = self.solid_surface(bodies, &x, &nearest).1[a];
+                    }
                 }
             });
         }
@@ -951,37 +985,40 @@ impl FlipLiquid {
             .zip(self.velocities.par_iter())
             .map(|(x0, v0)| {
                 let start = offsets.map_or(*x0, |o| *x0 + o.at(&grid, x0));
-                let start = if this.solid_distance(bodies, &start).0 > 0.0 { start } else { *x0 };
+                let start = if this.solid_distance(bodies, &start) > 0.0 { start } else { *x0 };
                 let v1 = u.at(&grid, &start);
                 let mut x = match this.params.advection {
                     ParticleAdvection::Euler => start + dt * v1,
                     ParticleAdvection::Trapezoidal => start + 0.5 * dt * (v1 + u.at(&grid, &(start + dt * v1))),
                 };
                 let mut v = *v0;
-                let (mut d, mut normal, mut solid) = this.solid_distance(bodies, &x);
+                let mut nearest = this.nearest_solid(bodies, &x);
                 for _ in 0..4 {
-                    if d >= margin {
+                    if nearest.distance >= margin {
                         break;
                     }
                     // Out along the distance gradient, but not out of the domain (an obstacle
                     // standing on a wall has its nearest face in the wall).
-                    x = (x + (margin - d) * normal).zip_zip_map(&lo, &hi, |c, l, h| c.clamp(l + margin, h - margin));
-                    (d, normal, solid) = this.solid_distance(bodies, &x);
+                    let (normal, _) = this.solid_surface(bodies, &x, &nearest);
+                    x = (x + (margin - nearest.distance) * normal).zip_zip_map(&lo, &hi, |c, l, h| c.clamp(l + margin, h - margin));
+                    nearest = this.nearest_solid(bodies, &x);
                 }
+                let d = nearest.distance;
                 if d < 0.0 {
                     let (mut outside, mut inside) = (start, x);
                     for _ in 0..8 {
                         let mid = 0.5 * (outside + inside);
-                        if this.solid_distance(bodies, &mid).0 > 0.0 {
+                        if this.solid_distance(bodies, &mid) > 0.0 {
                             outside = mid;
                         } else {
                             inside = mid;
                         }
                     }
                     x = outside;
-                    (_, normal, solid) = this.solid_distance(bodies, &x);
+                    nearest = this.nearest_solid(bodies, &x);
                 }
                 if d < margin {
+                    let (normal, solid) = this.solid_surface(bodies, &x, &nearest);
                     let into = (v - solid).dot(&normal);
                     if into < 0.0 {
                         v -= into * normal;
