@@ -70,6 +70,7 @@ pub fn rigid_body(b: &crate::scene::BodySetup, grid: &Grid) -> RigidBody {
     let material = Material { restitution: b.restitution, friction: b.friction };
     let mut body = RigidBody::new(&b.name, b.kind, &b.shape, b.density, material, 0.5 * grid.dx);
     body.orientation = b.orientation;
+    body.damping = b.damping;
     match body.kind {
         BodyKind::Dynamic => {
             body.velocity = b.velocity;
@@ -234,7 +235,10 @@ impl World {
     pub fn submerged_volumes(&self) -> Vec<Real> {
         let parts: Vec<&dyn CoupledSolid> = self.solids.iter().flat_map(|s| s.parts().into_iter().map(|(_, part)| part)).collect();
         match (self.fluid.grid(), self.fluid.cell_phi(&self.solids.coupled())) {
-            (Some(grid), Some(phi)) => parts.iter().map(|part| crate::fluids::submerged_volume(grid, &phi, *part)).collect(),
+            (Some(grid), Some(phi)) => {
+                let up = (-self.settings.gravity).try_normalize(1e-12).unwrap_or_else(Vec3::y);
+                parts.iter().map(|part| crate::fluids::submerged_volume(grid, &phi, *part, &up)).collect()
+            }
             _ => vec![0.0; parts.len()],
         }
     }

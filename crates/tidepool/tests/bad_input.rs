@@ -49,6 +49,8 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("body without mass", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\n"), Some(9), "needs a density"),
         ("body mass and density", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\nmass = 2.0\n"), Some(12), "either density or mass"),
         ("body restitution", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\nrestitution = 1.5\n"), Some(12), "between 0 and 1"),
+        ("body damping", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\ndamping = -1.0\n"), Some(12), "decay rate"),
+        ("damped static body", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"static\"\ndamping = 1.0\n"), Some(12), "only a dynamic rigid body is damped"),
         ("thin torus ring", format!("{HEAD}\n[[body]]\nshape.torus = {{ center = [0.5, 0.5, 0.5], major = 0.05, minor = 0.1 }}\ndensity = 500.0\n"), Some(10), "larger than the tube radius"),
         ("overlapping bodies", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.2 }}\ndensity = 500.0\n[[body]]\nname = \"second\"\nshape.sphere = {{ center = [0.6, 0.5, 0.5], radius = 0.2 }}\ndensity = 500.0\n"), Some(10), "overlapping body `second`"),
         ("body through the floor", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, -0.2, 0.4], max = [0.6, 0.2, 0.6] }}\ndensity = 500.0\n"), Some(10), "through a closed side"),

@@ -358,3 +358,113 @@ path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
         assert!((at - (start + offset)).norm() < 1e-9, "t = {t}: at {at:?}, expected {:?}", start + offset);
     });
 }
+
+/// An OBJ file of the box `[-a, a]^3` (outward triangles).
+fn cube_obj(a: Real) -> String {
+    let mut obj = String::new();
+    for c in 0..8 {
+        obj += &format!("v {} {} {}\n", if c & 1 == 0 { -a } else { a }, if c & 2 == 0 { -a } else { a }, if c & 4 == 0 { -a } else { a });
+    }
+    // Each face as two triangles, vertices numbered from 1, counter-clockwise seen from outside.
+    for [p, q, r, s] in [[1, 5, 7, 3], [2, 4, 8, 6], [1, 2, 6, 5], [3, 7, 8, 4], [1, 3, 4, 2], [5, 6, 8, 7]] {
+        obj += &format!("f {p} {q} {r}\nf {p} {r} {s}\n");
+    }
+    obj
+}
+
+/// Bodies held still in still water (static, so the water keeps its level): the submerged
+/// volume each reports is the exact volume of its shape below the water level measured far
+/// from it, within 1%, for the level-set liquid and for FLIP, when the run starts and after
+/// the liquid has moved around them for a few frames: a ball (4 cells in radius), a box off
+/// the grid's lines and a mesh cube turned 30 degrees about the vertical, each cut by the
+/// surface at a different height.
+#[test]
+fn held_bodies_report_the_volume_below_the_water_level() {
+    let path = std::env::temp_dir().join(format!("tidepool-cube-{}.obj", std::process::id()));
+    std::fs::write(&path, cube_obj(0.07)).unwrap();
+    let (r, ball_y) = (0.08, 0.323);
+    let (box_lo, box_hi) = ([0.307, 0.251, 0.113], [0.463, 0.373, 0.287]);
+    let cube_y = 0.281;
+    for method in ["level-set", "flip"] {
+        let loaded = common::tank(
+            &format!("frames = 4\n[liquid]\nmethod = \"{method}\""),
+            [0.8, 0.5, 0.6],
+            40,
+            0.3,
+            &format!(
+                r#"
+[[body]]
+name = "ball"
+kind = "static"
+shape.sphere = {{ center = [0.15, {ball_y}, 0.2], radius = {r} }}
+[[body]]
+name = "box"
+kind = "static"
+shape.box = {{ min = {box_lo:?}, max = {box_hi:?} }}
+[[body]]
+name = "cube"
+kind = "static"
+shape.mesh = {{ path = "{}", rotate = [0.0, 30.0, 0.0], translate = [0.62, {cube_y}, 0.4] }}
+"#,
+                path.display()
+            ),
+        );
+        common::each_frame(&loaded, 4, |world, record| {
+            if record.frame % 4 != 0 {
+                return;
+            }
+            let level = common::surface_height(world, 0.75, 0.55);
+            let cap = |h: Real| {
+                let h = h.clamp(0.0, 2.0 * r);
+                PI * h * h * (3.0 * r - h) / 3.0
+            };
+            let exact = [
+                cap(level - (ball_y - r)),
+                (box_hi[0] - box_lo[0]) * (box_hi[2] - box_lo[2]) * (level - box_lo[1]).clamp(0.0, box_hi[1] - box_lo[1]),
+                0.14 * 0.14 * (level - (cube_y - 0.07)).clamp(0.0, 0.14),
+            ];
+            let reported = world.submerged_volumes();
+            for (name, (got, want)) in ["ball", "box", "cube"].iter().zip(reported.iter().zip(exact)) {
+                assert!((got - want).abs() < 0.01 * want, "{method}, frame {}, {name}: submerged {got} m^3, exact {want} m^3 below the level {level} m", record.frame);
+            }
+        });
+    }
+    std::fs::remove_file(&path).ok();
+}
+
+/// A ball of radius 7.5 cm (3 cells) and half the water's density in a 0.6 m tank, released
+/// `lift` above its Archimedes depth with `damping`; runs 2 s and returns, over the last second,
+/// the mean submerged volume over the displaced volume Archimedes gives, and the largest speed.
+fn damped_ball(lift: Real, damping: Real) -> (Real, Real) {
+    let r: Real = 0.075;
+    let loaded = common::tank(
+        "frames = 48",
+        [0.6, 0.5, 0.6],
+        24,
+        0.3,
+        &format!("[[body]]\nname = \"ball\"\nshape.sphere = {{ center = [0.3, {}, 0.3], radius = {r} }}\ndensity = 500.0\ndamping = {damping}\n", 0.3 + lift),
+    );
+    let displaced = 0.5 * 4.0 / 3.0 * PI * r.powi(3);
+    let (mut ratios, mut fastest) = (Vec::new(), 0.0 as Real);
+    common::each_frame(&loaded, 48, |world, record| {
+        if record.frame > 24 {
+            ratios.push(world.submerged_volumes()[0] / displaced);
+            fastest = fastest.max(world.solids.rigid[0].velocity.norm());
+        }
+    });
+    (ratios.iter().sum::<Real>() / ratios.len() as Real, fastest)
+}
+
+/// `damping` takes a body's motion out without moving where it floats: released at its
+/// Archimedes depth, a ball with `damping = 10` floats as deep as one without (the decay acts on
+/// the velocity before gravity is added, so a body at rest feels its whole weight); dropped from
+/// 3 cm above, it moves less than half as fast as the undamped one a second later.
+#[test]
+fn damping_settles_a_body_where_it_floats_undamped() {
+    let (undamped, _) = damped_ball(0.0, 0.0);
+    let (damped, _) = damped_ball(0.0, 10.0);
+    assert!((damped - undamped).abs() < 0.005 * undamped, "submerged over displaced: {damped} damped, {undamped} undamped");
+    let (_, swinging) = damped_ball(0.03, 0.0);
+    let (_, settling) = damped_ball(0.03, 10.0);
+    assert!(settling < 0.5 * swinging, "largest speed in the last second: {settling} m/s damped, {swinging} m/s undamped");
+}

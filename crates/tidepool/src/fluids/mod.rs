@@ -13,6 +13,7 @@ use eulerian::{LevelSetLiquid, LiquidMeasures, LiquidSource, LiquidSurface};
 use flip::FlipLiquid;
 use lattice::SurfaceFlow;
 use std::borrow::Cow;
+use tidepool_linalg::reduce::sum_by;
 
 /// The level-set liquid with what it lives in: the grid, the domain's walls and obstacles, and
 /// the sources that feed it.
@@ -142,23 +143,54 @@ impl Fluid {
     }
 }
 
-/// Volume of `solid` below a liquid's surface given by `phi` at cell centres (m^3): the cells
-/// around it weighted by the smoothed fractions of the cell inside the solid and inside the
-/// liquid (first order in the cell size).
-pub fn submerged_volume(grid: &Grid, phi: &Array3<Real>, solid: &dyn crate::solids::CoupledSolid) -> Real {
+/// Samples per cell along each axis when [`submerged_volume`] integrates over a solid.
+const SUBMERGED_SAMPLES: usize = 4;
+
+/// Volume of `solid` below the liquid's surface (m^3), `phi` the liquid's level set at cell
+/// centres and `up` the unit vector against gravity.
+///
+/// Inside a solid and next to it `phi` holds values extended into the solid, not the liquid's
+/// surface, so there the surface is continued from the liquid beside the solid at the same
+/// height: a cell centre `x` less than two cells outside the solid takes
+/// `phi(q) + grad phi(q) . (x - q)`, `q` the nearest point level with `x` two cells outside the
+/// solid (exact for a level surface whatever the values inside, and where `phi` is capped far
+/// from the surface it still has the right sign). The solid's cells are then sampled at
+/// [`SUBMERGED_SAMPLES`]^3 points each; a sample of spacing `h` counts by its fraction inside the
+/// solid times its fraction below the continued surface, each `clamp(1/2 - d/h, 0, 1)` with `d`
+/// the signed distance (exact for a plane crossing a sample's box along an axis).
+pub fn submerged_volume(grid: &Grid, phi: &Array3<Real>, solid: &dyn crate::solids::CoupledSolid, up: &Vec3) -> Real {
     let (centre, radius) = solid.bounding_sphere();
     let reach = Vec3::repeat(radius + grid.dx);
     let (lo, hi) = (grid.cell_of(&(centre - reach)), grid.cell_of(&(centre + reach)));
-    let mut volume = 0.0;
-    for k in lo[2]..=hi[2] {
-        for j in lo[1]..=hi[1] {
-            for i in lo[0]..=hi[0] {
-                let x = grid.position(Location::Cell, i, j, k);
-                let inside = (0.5 - solid.signed_distance(&x) / grid.dx).clamp(0.0, 1.0);
-                let wet = (0.5 - phi.get(i, j, k) / grid.dx).clamp(0.0, 1.0);
-                volume += inside * wet;
+    let local = Grid { dims: [0, 1, 2].map(|a| hi[a] - lo[a] + 1), dx: grid.dx, origin: grid.position(Location::Node, lo[0], lo[1], lo[2]) };
+    let distance = |x: &Vec3| solid.signed_distance(x);
+    let surface = local.sample_fn(Location::Cell, |x| crate::grid::level_set::continue_level(grid, phi, &distance, up, &x));
+    let n = SUBMERGED_SAMPLES;
+    let h = grid.dx / n as Real;
+    let fraction = |d: Real| (0.5 - d / h).clamp(0.0, 1.0);
+    // A cell whose centre is farther than this from a surface is wholly on one side of it.
+    let whole = 0.5 * (3.0 as Real).sqrt() * grid.dx + h;
+    let cells: usize = local.dims.iter().product();
+    let samples = sum_by(cells, |c| {
+        let [i, j, k] = surface.coords(c);
+        let x = local.position(Location::Cell, i, j, k);
+        let (d, wet) = (solid.signed_distance(&x), surface.get(i, j, k));
+        if d >= whole || wet >= whole {
+            return 0.0;
+        }
+        if d <= -whole && wet <= -whole {
+            return (n * n * n) as Real;
+        }
+        let corner = x - Vec3::repeat(0.5 * grid.dx);
+        let mut count = 0.0;
+        for s in 0..n * n * n {
+            let y = corner + h * Vec3::new((s % n) as Real + 0.5, ((s / n) % n) as Real + 0.5, (s / (n * n)) as Real + 0.5);
+            let inside = if d <= -whole { 1.0 } else { fraction(solid.signed_distance(&y)) };
+            if inside > 0.0 {
+                count += inside * fraction(local.interpolate(&surface, Location::Cell, &y));
             }
         }
-    }
-    volume * grid.dx.powi(3)
+        count
+    });
+    samples * h.powi(3)
 }

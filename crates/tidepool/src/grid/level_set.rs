@@ -228,6 +228,51 @@ fn spread_closest_points(grid: &Grid, state: &mut Array3<Closest>, max_distance:
     }
 }
 
+/// How far outside a solid [`continue_level`] reads the liquid's level set (cells): far enough
+/// that no value extended into the solid enters its trilinear interpolation.
+const CONTINUE_FROM: Real = 2.0;
+
+/// The liquid's level set `phi` at `x`, continued into and next to a solid (signed distance
+/// `distance`, negative inside) from the liquid beside it at the same height (`up` the unit vector
+/// against gravity): `phi(q) + grad phi(q) . (x - q)`, `q` the nearest point level with `x`
+/// [`CONTINUE_FROM`] cells outside the solid, found by marching along the solid's normal made
+/// level, or along the nearest of eight level directions where that normal is vertical. Exact
+/// for a level surface whatever values `phi` holds inside the solid; where `phi` is capped far
+/// from its surface the result still has the right sign. Points farther out than that return
+/// `phi(x)`.
+pub fn continue_level(grid: &Grid, phi: &Array3<Real>, distance: &dyn Fn(&Vec3) -> Real, up: &Vec3, x: &Vec3) -> Real {
+    let out = CONTINUE_FROM * grid.dx;
+    if distance(x) >= out {
+        return grid.interpolate(phi, Location::Cell, x);
+    }
+    // Where `x` leaves the solid by `out` going along the level direction `u`.
+    let exit = |u: &Vec3| {
+        let mut p = *x;
+        for _ in 0..64 {
+            let d = distance(&p);
+            if d >= out {
+                return Some(p);
+            }
+            p += (out - d).max(0.25 * grid.dx) * u;
+        }
+        None
+    };
+    let level = |v: Vec3| (v - v.dot(up) * up).try_normalize(0.1);
+    let normal = crate::geometry::unit_gradient(distance, x, 1e-3 * grid.dx).unwrap_or(*up);
+    let q = level(normal).and_then(|u| exit(&u)).or_else(|| {
+        let e1 = level(Vec3::x()).or_else(|| level(Vec3::y())).expect("a level direction");
+        let e2 = up.cross(&e1);
+        (0..8)
+            .filter_map(|n| {
+                let (s, c) = (std::f64::consts::FRAC_PI_4 * n as Real).sin_cos();
+                exit(&(c * e1 + s * e2))
+            })
+            .min_by(|a, b| (a - x).norm().total_cmp(&(b - x).norm()))
+    });
+    let q = q.unwrap_or(*x);
+    grid.interpolate(phi, Location::Cell, &q) + grid.gradient(phi, Location::Cell, &q).dot(&(x - q))
+}
+
 /// Volume where `phi < 0`, optionally only counting the part outside a solid given by its
 /// signed distance `solid` (negative inside, sampled at the same cell centres).
 ///

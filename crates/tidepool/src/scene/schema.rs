@@ -353,6 +353,10 @@ pub struct Body {
     /// Coulomb friction coefficient.
     #[serde(default = "default_friction")]
     pub friction: f64,
+    /// Rate (1/s) at which a dynamic body's velocity and angular momentum decay, so that it
+    /// settles: not physical (0, the default, is undamped).
+    #[serde(default)]
+    pub damping: f64,
     /// Makes a dynamic body a reduced deformable body: a rigid frame carrying its lowest
     /// vibration modes.
     pub deformable: Option<Deformable>,

@@ -96,6 +96,8 @@ pub struct BodySetup {
     pub restitution: Real,
     /// Friction coefficient.
     pub friction: Real,
+    /// Decay rate of the velocities (1/s; not physical).
+    pub damping: Real,
     /// A reduced deformable body's sub-bodies, joints and actuation.
     pub reduced: Option<ReducedSetup>,
 }
@@ -414,6 +416,10 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         })?;
         cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || format!("expected a restitution between 0 and 1, got {}", body.restitution))?;
         cx.within(body.friction, 0.0, 10.0, &format!("{key}.friction"), "a friction coefficient")?;
+        cx.within(body.damping, 0.0, 1000.0, &format!("{key}.damping"), "a decay rate in 1/s")?;
+        cx.check(body.damping == 0.0 || (body.kind == BodyKind::Dynamic && body.deformable.is_none()), &format!("{key}.damping"), || {
+            "only a dynamic rigid body is damped (a deformable body's modes take deformable.damping)".into()
+        })?;
         let reduced = match &body.deformable {
             None => {
                 cx.check(creature.parts.len() == 1, &format!("{key}.shape"), || "a jellyfish must be deformable: give it deformable = { young = ... }".into())?;
@@ -439,6 +445,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
             path: body.path.iter().map(|k| (k[0], Vec3::new(k[1], k[2], k[3]))).collect(),
             restitution: body.restitution,
             friction: body.friction,
+            damping: body.damping,
             reduced,
         });
     }

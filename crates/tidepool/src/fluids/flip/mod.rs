@@ -482,17 +482,7 @@ impl FlipLiquid {
     /// The outward normal at `x` of the solid `nearest` found there and the solid's velocity.
     fn solid_surface(&self, bodies: &[&dyn CoupledSolid], x: &Vec3, nearest: &NearestSolid) -> (Vec3, Vec3) {
         let grid = &self.grid;
-        // The gradient of a distance by central differences.
-        let gradient = |f: &dyn Fn(&Vec3) -> Real| {
-            let e = 1e-3 * grid.dx;
-            Vec3::from_fn(|a, _| {
-                let mut step = Vec3::zeros();
-                step[a] = e;
-                f(&(x + step)) - f(&(x - step))
-            })
-            .try_normalize(1e-12)
-            .unwrap_or_else(Vec3::y)
-        };
+        let gradient = |f: &dyn Fn(&Vec3) -> Real| crate::geometry::unit_gradient(f, x, 1e-3 * grid.dx).unwrap_or_else(Vec3::y);
         match nearest.solid {
             Solid::Obstacles => (gradient(&|x: &Vec3| self.obstacle_distance(x)), Vec3::zeros()),
             Solid::Sampled => (grid.gradient(&self.statics.phi_nodes, Location::Node, x).try_normalize(1e-12).unwrap_or_else(Vec3::y), Vec3::zeros()),

@@ -90,6 +90,9 @@ pub struct RigidBody {
     /// linearly; empty for a constant velocity.
     pub path: Vec<(Real, Vec3)>,
     /// Restitution and friction.
+    /// Decay rate (1/s) of the velocity and angular momentum, for scenes that want bodies to
+    /// settle (not physical; 0 is undamped).
+    pub damping: Real,
     pub material: Material,
     /// Distance from the centre of mass to the farthest sample (m).
     pub bounding_radius: Real,
@@ -117,6 +120,7 @@ impl RigidBody {
             angular_momentum: Vec3::zeros(),
             spin: Vec3::zeros(),
             path: Vec::new(),
+            damping: 0.0,
             material,
             bounding_radius,
         }
@@ -396,6 +400,13 @@ impl crate::solids::Solid for RigidBody {
 
     fn predict_velocities(&mut self, h: Real, gravity: &Vec3, _time: Real) {
         if self.is_dynamic() {
+            // The decay acts on the motion only, before gravity: a body at rest in balance
+            // feels its whole weight.
+            if self.damping > 0.0 {
+                let decay = (-self.damping * h).exp();
+                self.velocity *= decay;
+                self.angular_momentum *= decay;
+            }
             self.velocity += h * gravity;
         }
     }
