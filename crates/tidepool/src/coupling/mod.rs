@@ -251,11 +251,22 @@ fn coupled_faces(grid: &Grid, phi: &Array3<Real>, static_solids: &StaticSolids, 
                 (false, false) => return None,
             };
             // Without a pressure unknown beside it, the face holds liquid that moves with the
-            // solid only between two liquid cells (around a submerged body). Next to air its
-            // liquid cell is one inside the solid, liquid only by the level set's extension into
-            // solids: the rest of the dual cell is air (a boat's dry hollow).
+            // solid: between two liquid cells (around a submerged body), and where the solid
+            // only partly fills a dual cell the free surface crosses, if the rest of it is liquid
+            // beside the solid (the water at a body's side, whose weight the pressure below
+            // already pushes up on the body: leaving it out lifted a floating ball by a tenth of
+            // a cell). The rest is air when the level set says so at the liquid cell's end of it
+            // (a boat's dry hollow, next to a wall cell that is liquid only by the level set's
+            // extension into solids).
             let unknown_beside = cells.iter().any(Option::is_some);
-            if !unknown_beside && (cut.fraction >= 1.0 || !both_liquid) {
+            let liquid_beside_solid = || {
+                let Some(c) = (if lower_liquid { lower } else { upper }) else { return false };
+                let x = grid.position(Location::Face(axis), f[0], f[1], f[2]);
+                let mut end = (x - cut.fraction * cut.point) / (1.0 - cut.fraction);
+                end[axis] = grid.position(Location::Cell, c[0], c[1], c[2])[axis];
+                grid.interpolate(phi, Location::Cell, &end) < 0.0
+            };
+            if !unknown_beside && (cut.fraction >= 1.0 || !(both_liquid || liquid_beside_solid())) {
                 return None;
             }
             let mass = open * theta * (1.0 - cut.fraction).max(FLUID_MIN);
