@@ -26,7 +26,7 @@ pub use csr::{CsrMatrix, FreeSetJacobi, FreeSetMic0, Jacobi};
 pub use mprgp::{largest_eigenvalue, mprgp, FreeSetPreconditioner, MprgpInfo, MprgpParams, NoPreconditioner};
 pub use multigrid::Multigrid;
 pub use pcg::{pcg, PcgInfo, PcgParams};
-pub use stencil::{Mic0, Packing, Stencil7};
+pub use stencil::{box_neighbours, Mic0, Packing, Stencil7};
 
 /// A symmetric linear operator `y = A x` on vectors of length [`LinearOperator::len`].
 pub trait LinearOperator: Sync {

@@ -51,33 +51,32 @@ impl Stencil7 {
         0.0
     }
 
-    /// All six neighbours of `c` inside the box, entry `2 a + up` for axis `a` (`up` towards
-    /// +), its coordinates computed once.
+    /// All six neighbours of `c` inside the box ([`box_neighbours`]).
     pub fn neighbours(&self, c: usize) -> [Option<usize>; 6] {
-        let [nx, ny, _] = self.dims;
-        let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
-        let st = self.strides();
-        std::array::from_fn(|n| {
-            let (a, up) = (n / 2, n % 2 == 1);
-            if up {
-                (coord[a] + 1 < self.dims[a]).then(|| c + st[a])
-            } else {
-                (coord[a] > 0).then(|| c - st[a])
-            }
-        })
+        box_neighbours(self.dims, c)
     }
 
     /// The neighbour of `c` along axis `a` (`up` towards +), if inside the box.
     pub fn neighbour(&self, c: usize, a: usize, up: bool) -> Option<usize> {
-        let [nx, ny, _] = self.dims;
-        let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
-        let st = self.strides();
-        if up {
-            (coord[a] + 1 < self.dims[a]).then(|| c + st[a])
-        } else {
-            (coord[a] > 0).then(|| c - st[a])
-        }
+        box_neighbours(self.dims, c)[2 * a + usize::from(up)]
     }
+}
+
+/// The six axis neighbours of index `c` (`c = i + nx (j + ny k)`) in a box of `dims` cells,
+/// `None` outside it: entry `2 a + up` for axis `a` (`up` towards +), so `-x, +x, -y, +y, -z,
+/// +z`. The coordinates are computed once.
+pub fn box_neighbours(dims: [usize; 3], c: usize) -> [Option<usize>; 6] {
+    let [nx, ny, _] = dims;
+    let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
+    let strides = [1, nx, nx * ny];
+    std::array::from_fn(|n| {
+        let a = n / 2;
+        if n % 2 == 1 {
+            (coord[a] + 1 < dims[a]).then(|| c + strides[a])
+        } else {
+            (coord[a] > 0).then(|| c - strides[a])
+        }
+    })
 }
 
 impl Stencil7 {

@@ -131,18 +131,3 @@ impl<T: Copy + Send + Sync> Array3<T> {
 
 /// The six axis-aligned neighbour offsets.
 pub const NEIGHBOURS: [[isize; 3]; 6] = [[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]];
-
-/// The linear indices of the in-array axis neighbours of sample `c` of an array of size
-/// `dims`, in the order of [`NEIGHBOURS`].
-pub fn axis_neighbours(dims: [usize; 3], c: usize) -> impl Iterator<Item = usize> {
-    let strides = [1, dims[0], dims[0] * dims[1]];
-    let coord = [c % dims[0], (c / dims[0]) % dims[1], c / (dims[0] * dims[1])];
-    NEIGHBOURS.into_iter().filter_map(move |off| {
-        let a = off.iter().position(|&o| o != 0).expect("an axis offset");
-        if off[a] < 0 {
-            (coord[a] > 0).then(|| c - strides[a])
-        } else {
-            (coord[a] + 1 < dims[a]).then(|| c + strides[a])
-        }
-    })
-}

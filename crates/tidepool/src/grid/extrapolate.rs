@@ -1,9 +1,9 @@
 //! Extrapolation of grid values from valid samples into invalid ones, layer by layer.
 
-use super::array::axis_neighbours;
 use super::Array3;
 use crate::math::Real;
 use rayon::prelude::*;
+use tidepool_linalg::box_neighbours;
 
 /// Extends `values` from samples marked `valid` into the rest: in each of `layers` passes, every
 /// invalid sample with at least one valid axis neighbour takes the average of those neighbours and
@@ -14,7 +14,7 @@ use rayon::prelude::*;
 /// the cost follows the extrapolated band, not the grid.
 pub fn extrapolate(values: &mut Array3<Real>, valid: &mut Array3<bool>, layers: usize) {
     let dims = values.dims();
-    let neighbours = move |c: usize| axis_neighbours(dims, c);
+    let neighbours = move |c: usize| box_neighbours(dims, c).into_iter().flatten();
     let mut front: Vec<usize> = {
         let valid = valid.as_slice();
         (0..valid.len()).into_par_iter().filter(|&c| !valid[c] && neighbours(c).any(|d| valid[d])).collect()

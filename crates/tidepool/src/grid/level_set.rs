@@ -2,11 +2,11 @@
 //!
 //! Convention: `phi < 0` inside (liquid, solid), `phi > 0` outside, `|phi|` ~ distance.
 
-use super::array::axis_neighbours;
 use super::fraction::cube_fraction_inside;
 use super::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
 use rayon::prelude::*;
+use tidepool_linalg::box_neighbours;
 use tidepool_linalg::reduce::sum_by;
 
 /// Rebuilds `phi` as a signed distance function, capping `|phi|` at `max_distance`, while
@@ -200,7 +200,7 @@ fn spread_closest_points(grid: &Grid, state: &mut Array3<Closest>, max_distance:
     while !changed.is_empty() {
         let updates: Vec<(usize, Closest)> = {
             let cells = state.as_slice();
-            let mut front: Vec<usize> = changed.par_iter().flat_map_iter(|&c| axis_neighbours(dims, c).filter(|&d| !cells[d].fixed)).collect();
+            let mut front: Vec<usize> = changed.par_iter().flat_map_iter(|&c| box_neighbours(dims, c).into_iter().flatten().filter(|&d| !cells[d].fixed)).collect();
             front.par_sort_unstable();
             front.dedup();
             front
@@ -210,7 +210,7 @@ fn spread_closest_points(grid: &Grid, state: &mut Array3<Closest>, max_distance:
                     let [i, j, k] = state.coords(c);
                     let x = grid.position(Location::Cell, i, j, k);
                     let mut best = here;
-                    for p in axis_neighbours(dims, c).filter_map(|d| cells[d].point()) {
+                    for p in box_neighbours(dims, c).into_iter().flatten().filter_map(|d| cells[d].point()) {
                         let d = (x - p).norm();
                         if d < best.distance {
                             best = Closest::new(d.min(max_distance), Some(p), false);
@@ -375,7 +375,7 @@ mod tests {
             }
             if !s.fixed {
                 // No neighbour's point is nearer than the cell's own.
-                for p in axis_neighbours(dims, cell).filter_map(|d| state.as_slice()[d].point()) {
+                for p in box_neighbours(dims, cell).into_iter().flatten().filter_map(|d| state.as_slice()[d].point()) {
                     assert!((x - p).norm() >= s.distance - tol);
                 }
             }

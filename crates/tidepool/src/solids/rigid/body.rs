@@ -89,10 +89,10 @@ pub struct RigidBody {
     /// A kinematic body's path: times (s) and centre-of-mass positions (m), followed piecewise
     /// linearly; empty for a constant velocity.
     pub path: Vec<(Real, Vec3)>,
-    /// Restitution and friction.
     /// Decay rate (1/s) of the velocity and angular momentum, for scenes that want bodies to
     /// settle (not physical; 0 is undamped).
     pub damping: Real,
+    /// Restitution and friction.
     pub material: Material,
     /// Distance from the centre of mass to the farthest sample (m).
     pub bounding_radius: Real,
