@@ -19,6 +19,13 @@ pub struct Settings {
     pub max_speed: Real,
 }
 
+impl Settings {
+    /// The unit vector against gravity (`+y` without gravity).
+    pub fn up(&self) -> Vec3 {
+        (-self.gravity).try_normalize(1e-12).unwrap_or_else(Vec3::y)
+    }
+}
+
 /// Where the simulation is in time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Clock {

@@ -56,6 +56,7 @@ pub fn flip_params(loaded: &LoadedScene) -> FlipParams {
         suction_depth: flip.suction_depth as usize,
         seed: scene.simulation.seed,
         moves_bodies: loaded.bodies.iter().any(|b| b.kind == BodyKind::Dynamic || b.reduced.is_some()),
+        up: scene.simulation.settings().up(),
     }
 }
 
@@ -159,6 +160,7 @@ impl World {
                     reseed_every: l.reseed_every as u64,
                     seed: scene.simulation.seed,
                     volume_correction: l.volume_correction,
+                    up: settings.up(),
                 };
                 let distance = solids_with_bodies(&grid, &statics, &solids.coupled());
                 let liquid = LevelSetLiquid::new(&grid, params, phi, &statics, distance);
@@ -236,7 +238,7 @@ impl World {
         let parts: Vec<&dyn CoupledSolid> = self.solids.iter().flat_map(|s| s.parts().into_iter().map(|(_, part)| part)).collect();
         match (self.fluid.grid(), self.fluid.cell_phi(&self.solids.coupled())) {
             (Some(grid), Some(phi)) => {
-                let up = (-self.settings.gravity).try_normalize(1e-12).unwrap_or_else(Vec3::y);
+                let up = self.settings.up();
                 parts.iter().map(|part| crate::fluids::submerged_volume(grid, &phi, *part, &up)).collect()
             }
             _ => vec![0.0; parts.len()],

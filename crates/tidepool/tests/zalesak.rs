@@ -39,6 +39,7 @@ fn one_turn(n: usize, slotted: bool) -> Real {
         reseed_every: 10,
         seed: 1,
         volume_correction: false,
+        up: Vec3::y(),
     };
     let mut liquid = LevelSetLiquid::new(&grid, params, phi, &solids, None);
     let v0 = volume_inside(&grid, &liquid.phi, None);

@@ -5,8 +5,9 @@
 //! Every face of the MAC grid carries the liquid's momentum in its dual cell, the box between
 //! the centres of the two cells it separates. A solid reaching into a face's dual cell fills a
 //! fraction `s_f` of it ([`DualCells`]): the liquid's mass there is `beta_f = rho dx^3 open_f
-//! theta_f (1 - s_f)` (`open_f` the face's area not blocked by static solids, `theta_f` the
-//! liquid's share next to a free surface), and the face is a coupled face: its velocity must
+//! (theta_f - sigma_f)` (`open_f` the face's area not blocked by static solids, `theta_f` the
+//! liquid's share next to a free surface, `sigma_f` the solid's part below that surface,
+//! [`submerged_share`]; `s_f` where no free surface crosses), and the face is a coupled face: its velocity must
 //! equal the solid's `J V` there, which an impulse `lambda_f` from the solid enforces. The
 //! liquid's momentum balance on every face is `beta u = beta u* - G P + W^T lambda` with the
 //! pressure difference `G P` taken over the face's whole open area, so the pressure pushes the
@@ -223,7 +224,16 @@ impl CoupledFace {
 
 /// The coupled faces: every face whose dual cell a solid reaches, with open area and a
 /// pressure unknown on at least one side, or liquid on both.
-fn coupled_faces(grid: &Grid, phi: &Array3<Real>, static_solids: &StaticSolids, liquid: &Array3<bool>, unknown: &Array3<bool>, dual: &DualCells) -> Vec<CoupledFace> {
+#[allow(clippy::too_many_arguments)]
+fn coupled_faces(
+    grid: &Grid,
+    phi: &Array3<Real>,
+    static_solids: &StaticSolids,
+    liquid: &Array3<bool>,
+    unknown: &Array3<bool>,
+    dual: &DualCells,
+    solids: &[&mut dyn CoupledSolid],
+) -> Vec<CoupledFace> {
     let free_surface = liquid_neighbour(phi, liquid);
     dual.cut
         .iter()
@@ -250,6 +260,7 @@ fn coupled_faces(grid: &Grid, phi: &Array3<Real>, static_solids: &StaticSolids, 
                 (false, true) => theta_of(free_surface(upper?, axis, 0, lower)),
                 (false, false) => return None,
             };
+            let submerged = if theta < 1.0 { cut.fraction * submerged_share(grid, &*solids[cut.solid], axis, f, theta, lower_liquid) } else { cut.fraction };
             // Without a pressure unknown beside it, the face holds liquid that moves with the
             // solid: between two liquid cells (around a submerged body), and where the solid
             // only partly fills a dual cell the free surface crosses, if the rest of it is liquid
@@ -269,10 +280,44 @@ fn coupled_faces(grid: &Grid, phi: &Array3<Real>, static_solids: &StaticSolids, 
             if !unknown_beside && (cut.fraction >= 1.0 || !(both_liquid || liquid_beside_solid())) {
                 return None;
             }
-            let mass = open * theta * (1.0 - cut.fraction).max(FLUID_MIN);
+            let mass = open * (theta - submerged).max(theta * FLUID_MIN);
             Some(CoupledFace { axis, index: f, cells, solid: cut.solid, open, mass, point: cut.point })
         })
         .collect()
+}
+
+/// Samples per axis of a dual cell in [`submerged_share`].
+const SHARE_SAMPLES: usize = 4;
+
+/// The share of a solid's part of face `f`'s dual cell on `axis` that lies in the liquid,
+/// where a free surface crosses the dual cell: the liquid fills it from the end at the liquid
+/// cell's centre (the lower end if `from_lower`) to `theta dx` along `axis`. The liquid's mass
+/// there is the dual cell's `theta` less the solid below the surface: for the water under a
+/// floating body's bottom the solid sits above the water, not spread through the dual cell as
+/// `theta (1 - s)` would have it, and the body then rests on `s theta` of water it does not
+/// displace (a box of a twentieth of the water's density was lifted half as much again as its
+/// weight). Sampled at [`SHARE_SAMPLES`]^3 boxes of side `h` each counting
+/// `clamp(1/2 - d/h, 0, 1)` inside the solid (`d` its signed distance) times its slab's part
+/// below the surface.
+fn submerged_share(grid: &Grid, solid: &dyn CoupledSolid, axis: usize, f: [usize; 3], theta: Real, from_lower: bool) -> Real {
+    let n = SHARE_SAMPLES;
+    let h = grid.dx / n as Real;
+    let corner = grid.position(Location::Face(axis), f[0], f[1], f[2]) - Vec3::repeat(0.5 * grid.dx);
+    let (mut solid_part, mut wet) = (0.0, 0.0);
+    for s in 0..n * n * n {
+        let index = [s % n, (s / n) % n, s / (n * n)];
+        let x = corner + h * Vec3::from_fn(|a, _| index[a] as Real + 0.5);
+        let inside = (0.5 - solid.signed_distance(&x) / h).clamp(0.0, 1.0);
+        // The slab's start along `axis`, measured from the liquid's end, in samples.
+        let start = if from_lower { index[axis] } else { n - 1 - index[axis] } as Real;
+        solid_part += inside;
+        wet += inside * (theta * n as Real - start).clamp(0.0, 1.0);
+    }
+    if solid_part > 0.0 {
+        wet / solid_part
+    } else {
+        theta
+    }
 }
 
 /// The liquid's share of a face's dual cell next to a free surface.
@@ -530,7 +575,7 @@ fn assemble<'a, 's>(
             })
         })
     };
-    let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual);
+    let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual, solids);
     faces.sort_by_key(|f| f.solid);
     let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual));
     let n_cells = grid.cell_count();
@@ -575,6 +620,26 @@ fn assemble<'a, 's>(
     Assembled { unknown, dual, system, rhs }
 }
 
+/// `phi` with the cells inside each solid near the surface holding the liquid's surface
+/// continued level from beside it ([`crate::grid::level_set::continue_into_solid`]), at the
+/// solids' current places. At a waterline the liquid's share `theta` of a dual cell comes from
+/// the level set on either side of the free surface, and with it the liquid the solve hangs
+/// on a body or lifts it with.
+fn level_through_solids<'p>(grid: &Grid, phi: &'p Array3<Real>, solids: &[&mut dyn CoupledSolid], up: &Vec3) -> std::borrow::Cow<'p, Array3<Real>> {
+    if solids.is_empty() {
+        return std::borrow::Cow::Borrowed(phi);
+    }
+    let mut continued = phi.clone();
+    for solid in solids {
+        let (centre, radius) = solid.bounding_sphere();
+        let reach = Vec3::repeat(radius);
+        let (lo, hi) = (grid.cell_of(&(centre - reach)), grid.cell_of(&(centre + reach)));
+        let cells = (lo[2]..=hi[2]).flat_map(|k| (lo[1]..=hi[1]).flat_map(move |j| (lo[0]..=hi[0]).map(move |i| [i, j, k]))).collect();
+        crate::grid::level_set::continue_into_solid(grid, &mut continued, cells, &|x: &Vec3| solid.signed_distance(x), up);
+    }
+    std::borrow::Cow::Owned(continued)
+}
+
 /// How the coupled solve sees a grid liquid: where it is and what it is.
 #[derive(Clone, Copy)]
 pub struct FluidView<'a> {
@@ -590,6 +655,9 @@ pub struct FluidView<'a> {
     pub params: PcgParams,
     /// The preconditioner of the pressure block (bilateral solves).
     pub preconditioner: PressurePreconditioner,
+    /// The unit vector against gravity: inside a solid, the liquid's surface is taken level
+    /// with the liquid beside it ([`level_through_solids`]).
+    pub up: Vec3,
     /// Whether the liquid resists compression only (Gerszewski sec. 3.1): pressures are then
     /// bounded below by zero, so cells may expand (separate) but not compress, and the system
     /// is solved as a bound-constrained QP by MPRGP, the impulses free. Otherwise the liquid is
@@ -610,8 +678,9 @@ pub fn project(
     divergence: Real,
     solids: &mut [&mut dyn CoupledSolid],
 ) -> ([Array3<bool>; 3], CouplingReport) {
-    let FluidView { grid, phi, statics: static_solids, density, params, preconditioner, unilateral } = fluid;
+    let FluidView { grid, phi, statics: static_solids, density, params, preconditioner, up, unilateral } = fluid;
     let to_scaled = dt / (density * grid.dx);
+    let phi = &level_through_solids(grid, phi, solids, &up);
     let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
     let mut solution: Vec<Real> = pressure.as_slice().iter().zip(unknown.as_slice()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
     solution.resize(system.len(), 0.0);
@@ -770,7 +839,7 @@ mod tests {
             let mut pressure = t.grid.zeros(Location::Cell);
             let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
             let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-            let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner, unilateral: false };
+            let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner, up: Vec3::y(), unilateral: false };
             let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids);
             assert!(report.projection.converged, "{preconditioner:?}");
             (pressure, t.body.velocity)
@@ -790,7 +859,8 @@ mod tests {
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
         let momentum_before = t.body.mass * t.body.velocity;
         let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner: PressurePreconditioner::Mic0, unilateral: false };
+        let view =
+            FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner: PressurePreconditioner::Mic0, up: Vec3::y(), unilateral: false };
         let (valid, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids);
         assert!(report.projection.converged);
         let received = t.body.mass * t.body.velocity - momentum_before;
@@ -851,7 +921,8 @@ mod tests {
         t.phi = t.phi.par_map(|_, _, _, _| -1.0);
         let mut pressure = t.grid.zeros(Location::Cell);
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
-        let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner: PressurePreconditioner::Mic0, unilateral: false };
+        let view =
+            FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner: PressurePreconditioner::Mic0, up: Vec3::y(), unilateral: false };
         let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.01, &mut []);
         assert!(report.projection.converged, "{report:?}");
     }

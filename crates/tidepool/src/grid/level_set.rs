@@ -273,6 +273,39 @@ pub fn continue_level(grid: &Grid, phi: &Array3<Real>, distance: &dyn Fn(&Vec3) 
     grid.interpolate(phi, Location::Cell, &q) + grid.gradient(phi, Location::Cell, &q).dot(&(x - q))
 }
 
+/// How far from the liquid's surface (cells) [`continue_into_solid`] replaces values: beyond
+/// it only their sign matters.
+const CONTINUED_BAND: Real = 3.0;
+
+/// Sets `phi` at those of `cells` whose centre lies inside a solid (signed distance
+/// `distance`, negative inside) within [`CONTINUED_BAND`] of the surface to the liquid's
+/// surface continued level from beside the solid ([`continue_level`]). Values extended into a
+/// solid by averaging put the surface up to half a cell off where it meets the solid at a
+/// waterline, and the coupled solve takes the liquid's share of the waterline's dual cells from
+/// them. A cell the extension made air stays air (the continued value is kept only where it is
+/// air or the extended one liquid): a shell's wall between the water outside and a dry hollow
+/// must not become liquid beside the hollow.
+pub fn continue_into_solid(grid: &Grid, phi: &mut Array3<Real>, cells: Vec<[usize; 3]>, distance: &(dyn Fn(&Vec3) -> Real + Sync), up: &Vec3) {
+    let band = CONTINUED_BAND * grid.dx;
+    let source = &*phi;
+    let updates: Vec<(usize, Real)> = cells
+        .into_par_iter()
+        .filter_map(|[i, j, k]| {
+            let x = grid.position(Location::Cell, i, j, k);
+            let extended = source.get(i, j, k);
+            if extended.abs() >= band || distance(&x) >= 0.0 {
+                return None;
+            }
+            let continued = continue_level(grid, source, distance, up, &x);
+            (continued >= 0.0 || extended < 0.0).then_some((source.index(i, j, k), continued))
+        })
+        .collect();
+    let values = phi.as_mut_slice();
+    for (c, value) in updates {
+        values[c] = value;
+    }
+}
+
 /// Volume where `phi < 0`, optionally only counting the part outside a solid given by its
 /// signed distance `solid` (negative inside, sampled at the same cell centres).
 ///

@@ -43,6 +43,9 @@ pub struct LiquidParams {
     pub seed: u64,
     /// Whether the volume is steered back to its target ([`VolumeControl`]).
     pub volume_correction: bool,
+    /// The unit vector against gravity (the coupled solve continues the surface level through
+    /// bodies along it).
+    pub up: Vec3,
 }
 
 /// An emitter: inside `shape`, while `start <= t < end`, the cells are liquid moving at `velocity`.
@@ -275,7 +278,7 @@ impl LevelSetLiquid {
     /// The liquid, its level set `phi` and its `params`, as the coupled solve sees it (a
     /// function of the fields, so that the velocity can be borrowed beside it).
     fn view<'a>(phi: &'a Array3<Real>, params: &LiquidParams, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
-        FluidView { grid, phi, statics: solids, density: params.density, params: params.pressure, preconditioner: params.preconditioner, unilateral: false }
+        FluidView { grid, phi, statics: solids, density: params.density, params: params.pressure, preconditioner: params.preconditioner, up: params.up, unilateral: false }
     }
 
     /// The coupled solve of the bodies' position update: the liquid's velocity plus `dt`

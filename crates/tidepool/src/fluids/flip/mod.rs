@@ -101,6 +101,9 @@ pub struct FlipParams {
     /// Whether dynamic bodies float in the liquid: the velocity solve is then the monolithic
     /// one with them in either mode.
     pub moves_bodies: bool,
+    /// The unit vector against gravity (the coupled solve continues the surface level through
+    /// bodies along it).
+    pub up: Vec3,
 }
 
 /// Cells and faces with less mass than this share of a full cell's are air (sec. 3.2.1).
@@ -721,6 +724,7 @@ impl FlipLiquid {
             density: self.params.density,
             params: self.params.solver,
             preconditioner: self.params.preconditioner,
+            up: self.params.up,
             unilateral,
         }
     }
