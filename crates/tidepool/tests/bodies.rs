@@ -561,8 +561,8 @@ fn floaters(width: Real, cells: u32, bodies: &[(&str, Real, Real, Real)], kind: 
 /// (its submerged volume at rest, checked against exact volumes above, equals its mass over the
 /// water's density), by bisection.
 fn archimedes_height(cells: u32, shape: &str, ratio: Real, obj: &std::path::Path) -> Real {
-    let (mut lo, mut hi) = (0.1, 0.5);
-    for _ in 0..24 {
+    let (mut lo, mut hi) = (0.2, 0.4);
+    for _ in 0..16 {
         let y = 0.5 * (lo + hi);
         let world = World::build(&floaters(0.6, cells, &[(shape, ratio, 0.3, y)], "dynamic", 0.0, obj)).unwrap();
         if world.submerged_volumes()[0] * 1000.0 > world.solids.rigid[0].mass {
