@@ -236,7 +236,7 @@ fn coupled_faces(
 ) -> Vec<CoupledFace> {
     let free_surface = liquid_neighbour(phi, liquid);
     dual.cut
-        .iter()
+        .par_iter()
         .filter_map(|cut| {
             let (axis, f) = (cut.axis, cut.face);
             let open = static_solids.face_open[axis].get(f[0], f[1], f[2]);
@@ -260,7 +260,6 @@ fn coupled_faces(
                 (false, true) => theta_of(free_surface(upper?, axis, 0, lower)),
                 (false, false) => return None,
             };
-            let submerged = if theta < 1.0 { cut.fraction * submerged_share(grid, &*solids[cut.solid], axis, f, theta, lower_liquid) } else { cut.fraction };
             // Without a pressure unknown beside it, the face holds liquid that moves with the
             // solid: between two liquid cells (around a submerged body), and where the solid
             // only partly fills a dual cell the free surface crosses, if the rest of it is liquid
@@ -280,6 +279,7 @@ fn coupled_faces(
             if !unknown_beside && (cut.fraction >= 1.0 || !(both_liquid || liquid_beside_solid())) {
                 return None;
             }
+            let submerged = if theta < 1.0 { cut.fraction * submerged_share(grid, &*solids[cut.solid], axis, f, theta, lower_liquid) } else { cut.fraction };
             let mass = open * (theta - submerged).max(theta * FLUID_MIN);
             Some(CoupledFace { axis, index: f, cells, solid: cut.solid, open, mass, point: cut.point })
         })
