@@ -359,11 +359,13 @@ path = [[0.25, 0.0, 0.0, 0.0], [0.5, 0.0, -0.15, 0.0], [1.0, 0.3, -0.15, 0.0]]
     });
 }
 
-/// An OBJ file of the box `[-a, a]^3` (outward triangles).
-fn cube_obj(a: Real) -> String {
+/// An OBJ file of the box `[-h_x, h_x] x [-h_y, h_y] x [-h_z, h_z]` (outward triangles), `half`
+/// its half extents.
+fn box_obj(half: [Real; 3]) -> String {
     let mut obj = String::new();
     for c in 0..8 {
-        obj += &format!("v {} {} {}\n", if c & 1 == 0 { -a } else { a }, if c & 2 == 0 { -a } else { a }, if c & 4 == 0 { -a } else { a });
+        let corner: [Real; 3] = std::array::from_fn(|a| if c & (1 << a) == 0 { -half[a] } else { half[a] });
+        obj += &format!("v {} {} {}\n", corner[0], corner[1], corner[2]);
     }
     // Each face as two triangles, vertices numbered from 1, counter-clockwise seen from outside.
     for [p, q, r, s] in [[1, 5, 7, 3], [2, 4, 8, 6], [1, 2, 6, 5], [3, 7, 8, 4], [1, 3, 4, 2], [5, 6, 8, 7]] {
@@ -381,7 +383,7 @@ fn cube_obj(a: Real) -> String {
 #[test]
 fn held_bodies_report_the_volume_below_the_water_level() {
     let path = std::env::temp_dir().join(format!("tidepool-cube-{}.obj", std::process::id()));
-    std::fs::write(&path, cube_obj(0.07)).unwrap();
+    std::fs::write(&path, box_obj([0.07; 3])).unwrap();
     let (r, ball_y) = (0.08, 0.323);
     let (box_lo, box_hi) = ([0.307, 0.251, 0.113], [0.463, 0.373, 0.287]);
     let cube_y = 0.281;
@@ -486,14 +488,7 @@ fn residual_lift(ratio: Real, resolution: u32) -> Real {
         }
     }
     let y = 0.3 - lo + r;
-    let loaded = common::tank(
-        "frames = 1",
-        [0.6, 0.5, 0.6],
-        resolution,
-        0.3,
-        &format!("[[body]]\nname = \"ball\"\nshape.sphere = {{ center = [0.3, {y}, 0.3], radius = {r} }}\ndensity = {}\n", ratio * 1000.0),
-    );
-    let mut world = World::build(&loaded).unwrap();
+    let mut world = World::build(&floaters(0.6, resolution, &[("ball", ratio, 0.3, y)], "dynamic", 0.0)).unwrap();
     let dt = 1e-3;
     tidepool::pipeline::step(&mut world, dt).unwrap();
     world.solids.rigid[0].velocity.y / dt
@@ -516,42 +511,36 @@ fn floating_balls_balance_at_their_archimedes_height() {
 
 /// A floating body's shape, placed with its centre at (`x`, `y`, 0.3): a ball of radius
 /// 7.5 cm (3 cells at 24 across 0.6 m), a flat box 0.2 x 0.08 x 0.2 m, or the same box as a
-/// mesh (`obj`) turned 30 degrees about the vertical, off the grid's lines.
-fn floater(shape: &str, x: Real, y: Real, obj: &std::path::Path) -> String {
+/// mesh ([`slab_obj`]) turned 30 degrees about the vertical, off the grid's lines.
+fn floater(shape: &str, x: Real, y: Real) -> String {
     match shape {
         "ball" => format!("shape.sphere = {{ center = [{x}, {y}, 0.3], radius = 0.075 }}"),
         "box" => format!("shape.box = {{ min = [{}, {}, 0.2], max = [{}, {}, 0.4] }}", x - 0.1, y - 0.04, x + 0.1, y + 0.04),
-        _ => format!("shape.mesh = {{ path = \"{}\", rotate = [0.0, 30.0, 0.0], translate = [{x}, {y}, 0.3] }}", obj.display()),
+        _ => format!("shape.mesh = {{ path = \"{}\", rotate = [0.0, 30.0, 0.0], translate = [{x}, {y}, 0.3] }}", slab_obj().display()),
     }
 }
 
-/// An OBJ file of the flat box `[-0.1, 0.1] x [-0.04, 0.04] x [-0.1, 0.1]`, named by `test`.
-fn slab_obj(test: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("tidepool-slab-{test}-{}.obj", std::process::id()));
-    let obj: String = cube_obj(1.0)
-        .lines()
-        .map(|l| {
-            if let Some(v) = l.strip_prefix("v ") {
-                let c: Vec<Real> = v.split(' ').map(|s| s.parse().unwrap()).collect();
-                format!("v {} {} {}\n", 0.1 * c[0], 0.04 * c[1], 0.1 * c[2])
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect();
-    std::fs::write(&path, obj).unwrap();
-    path
+/// An OBJ file of the flat box `[-0.1, 0.1] x [-0.04, 0.04] x [-0.1, 0.1]`, written once per
+/// test process.
+fn slab_obj() -> &'static std::path::Path {
+    static PATH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("tidepool-slab-{}.obj", std::process::id()));
+        std::fs::write(&path, box_obj([0.1, 0.04, 0.1])).unwrap();
+        path
+    })
 }
 
-/// Still water 0.3 m deep in a tank `width` x 0.5 x 0.6 m (24 cells per 0.6 m) with the bodies
-/// `(shape, density ratio, x, y)`: dynamic with `damping`, or held still (`kind = "kinematic"`).
-fn floaters(width: Real, cells: u32, bodies: &[(&str, Real, Real, Real)], kind: &str, damping: Real, obj: &std::path::Path) -> tidepool::scene::LoadedScene {
+/// Still water 0.3 m deep in a tank `width` x 0.5 x 0.6 m, `cells` across its width, with the
+/// bodies `(shape, density ratio, x, y)`: dynamic with `damping`, or held still
+/// (`kind = "kinematic"`).
+fn floaters(width: Real, cells: u32, bodies: &[(&str, Real, Real, Real)], kind: &str, damping: Real) -> tidepool::scene::LoadedScene {
     let rest: String = bodies
         .iter()
         .enumerate()
         .map(|(i, &(shape, ratio, x, y))| match kind {
-            "kinematic" => format!("[[body]]\nname = \"b{i}\"\nkind = \"kinematic\"\n{}\n", floater(shape, x, y, obj)),
-            _ => format!("[[body]]\nname = \"b{i}\"\n{}\ndensity = {}\ndamping = {damping}\n", floater(shape, x, y, obj), ratio * 1000.0),
+            "kinematic" => format!("[[body]]\nname = \"b{i}\"\nkind = \"kinematic\"\n{}\n", floater(shape, x, y)),
+            _ => format!("[[body]]\nname = \"b{i}\"\n{}\ndensity = {}\ndamping = {damping}\n", floater(shape, x, y), ratio * 1000.0),
         })
         .collect();
     common::tank("frames = 48", [width, 0.5, 0.6], cells, 0.3, &rest)
@@ -560,11 +549,11 @@ fn floaters(width: Real, cells: u32, bodies: &[(&str, Real, Real, Real)], kind: 
 /// The height of a body's centre at which it displaces its own weight of water 0.3 m deep
 /// (its submerged volume at rest, checked against exact volumes above, equals its mass over the
 /// water's density), by bisection.
-fn archimedes_height(cells: u32, shape: &str, ratio: Real, obj: &std::path::Path) -> Real {
+fn archimedes_height(cells: u32, shape: &str, ratio: Real) -> Real {
     let (mut lo, mut hi) = (0.2, 0.4);
     for _ in 0..16 {
         let y = 0.5 * (lo + hi);
-        let world = World::build(&floaters(0.6, cells, &[(shape, ratio, 0.3, y)], "dynamic", 0.0, obj)).unwrap();
+        let world = World::build(&floaters(0.6, cells, &[(shape, ratio, 0.3, y)], "dynamic", 0.0)).unwrap();
         if world.submerged_volumes()[0] * 1000.0 > world.solids.rigid[0].mass {
             lo = y;
         } else {
@@ -586,9 +575,9 @@ fn below_level(world: &World, i: usize) -> Real {
 /// Runs bodies released at rest at their Archimedes heights for 2 s with `damping = 2` and
 /// returns, per body, the mean over the last second of its volume below the water level far
 /// from it over its mass's worth of water.
-fn settled_displacement(width: Real, bodies: &[(&str, Real, Real)], obj: &std::path::Path) -> Vec<Real> {
-    let placed: Vec<(&str, Real, Real, Real)> = bodies.iter().map(|&(shape, ratio, x)| (shape, ratio, x, archimedes_height(24, shape, ratio, obj))).collect();
-    let loaded = floaters(width, (24.0 * width / 0.6) as u32, &placed, "dynamic", 2.0, obj);
+fn settled_displacement(width: Real, bodies: &[(&str, Real, Real)]) -> Vec<Real> {
+    let placed: Vec<(&str, Real, Real, Real)> = bodies.iter().map(|&(shape, ratio, x)| (shape, ratio, x, archimedes_height(24, shape, ratio))).collect();
+    let loaded = floaters(width, (24.0 * width / 0.6) as u32, &placed, "dynamic", 2.0);
     let mut sums = vec![0.0; bodies.len()];
     let mut frames = 0;
     common::each_frame(&loaded, 48, |world, record| {
@@ -611,18 +600,16 @@ fn settled_displacement(width: Real, bodies: &[(&str, Real, Real)], obj: &std::p
 /// tenth 15% deep).
 #[test]
 fn floating_bodies_displace_their_weight_at_every_density() {
-    let obj = slab_obj("floating");
     for shape in ["ball", "box", "mesh"] {
         for ratio in [0.05, 0.95] {
-            let displaced = settled_displacement(0.6, &[(shape, ratio, 0.3)], &obj)[0];
+            let displaced = settled_displacement(0.6, &[(shape, ratio, 0.3)])[0];
             assert!((displaced - 1.0).abs() < 0.02, "{shape} of density ratio {ratio}: displaces {displaced} of its weight");
         }
     }
     let together = [("ball", 0.5, 0.2), ("box", 0.05, 0.6), ("mesh", 0.5, 1.0)];
-    for ((shape, ratio, _), displaced) in together.iter().zip(settled_displacement(1.2, &together, &obj)) {
+    for ((shape, ratio, _), displaced) in together.iter().zip(settled_displacement(1.2, &together)) {
         assert!((displaced - 1.0).abs() < 0.02, "{shape} of density ratio {ratio} with two others in the tank: displaces {displaced} of its weight");
     }
-    std::fs::remove_file(&obj).ok();
 }
 
 /// Refined to 6 cells per radius, bodies held at their Archimedes heights in still water are
@@ -631,12 +618,11 @@ fn floating_bodies_displace_their_weight_at_every_density() {
 /// twentieths of the water's density, averaged over the last 15 of 30 substeps of 2 ms.
 #[test]
 fn refined_held_bodies_are_lifted_by_the_water_they_displace() {
-    let obj = slab_obj("held");
     for (shape, ratio) in [("ball", 0.05), ("box", 0.95), ("mesh", 0.05)] {
         // Placed where the coarser grid floats it: the lift is compared with the water
         // displaced where it is.
-        let y = archimedes_height(24, shape, ratio, &obj);
-        let mut world = World::build(&floaters(0.6, 48, &[(shape, ratio, 0.3, y)], "kinematic", 0.0, &obj)).unwrap();
+        let y = archimedes_height(24, shape, ratio);
+        let mut world = World::build(&floaters(0.6, 48, &[(shape, ratio, 0.3, y)], "kinematic", 0.0)).unwrap();
         let (mut lift, mut weight) = (0.0, 0.0);
         for step in 0..30 {
             let report = tidepool::pipeline::step(&mut world, 2e-3).unwrap();
@@ -647,5 +633,4 @@ fn refined_held_bodies_are_lifted_by_the_water_they_displace() {
         }
         assert!((lift / weight - 1.0).abs() < 0.01, "{shape} of density ratio {ratio} held at its Archimedes height: lifted by {} of the water it displaces", lift / weight);
     }
-    std::fs::remove_file(&obj).ok();
 }

@@ -45,6 +45,7 @@
 
 pub mod poisson;
 
+use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::{CoupledSolid, StaticSolids};
@@ -149,8 +150,7 @@ fn partition_volume(fractions: &mut [([usize; 3], Real, Vec3)], cells: Real) {
 /// and the centroid of that part (where the liquid's pressure on it acts: at the face centre
 /// the pressure on a ball would not pass through its centre, and would spin it). The dual
 /// cell is split into 2 x 2 x 2 boxes of side `h = dx/2`; each counts as inside by
-/// `clamp(1/2 - d/h, 0, 1)` with `d` the solid's signed distance at its centre (whole for
-/// boxes the surface misses, and exact for a plane crossing one box along an axis). Dual
+/// [`box_fraction_inside`] of the solid's signed distance at its centre. Dual
 /// cells whose centre is farther than `(1 + sqrt 3) dx / 4` from the surface are wholly in or
 /// out.
 fn dual_cell_fractions(grid: &Grid, solid: &dyn CoupledSolid, axis: usize) -> Vec<([usize; 3], Real, Vec3)> {
@@ -183,9 +183,8 @@ fn dual_cell_fractions(grid: &Grid, solid: &dyn CoupledSolid, axis: usize) -> Ve
                 return Some((f, 1.0, x));
             }
             let (mut fraction, mut moment) = (0.0, Vec3::zeros());
-            for c in 0..8 {
-                let sub = x + h * Vec3::new((c & 1) as Real - 0.5, ((c >> 1) & 1) as Real - 0.5, ((c >> 2) & 1) as Real - 0.5);
-                let inside = (0.5 - solid.signed_distance(&sub) / h).clamp(0.0, 1.0);
+            for (_, sub) in sub_boxes(x - Vec3::repeat(h), h, 2) {
+                let inside = box_fraction_inside(solid.signed_distance(&sub), h);
                 fraction += inside;
                 moment += inside * sub;
             }
@@ -296,22 +295,19 @@ const SHARE_SAMPLES: usize = 4;
 /// floating body's bottom the solid sits above the water, not spread through the dual cell as
 /// `theta (1 - s)` would have it, and the body then rests on `s theta` of water it does not
 /// displace (a box of a twentieth of the water's density was lifted half as much again as its
-/// weight). Sampled at [`SHARE_SAMPLES`]^3 boxes of side `h` each counting
-/// `clamp(1/2 - d/h, 0, 1)` inside the solid (`d` its signed distance) times its slab's part
-/// below the surface.
+/// weight). Sampled at [`SHARE_SAMPLES`]^3 boxes of side `h`, each counting its
+/// [`box_fraction_inside`] the solid times its slab's part below the surface.
 fn submerged_share(grid: &Grid, solid: &dyn CoupledSolid, axis: usize, f: [usize; 3], theta: Real, from_lower: bool) -> Real {
     let n = SHARE_SAMPLES;
     let h = grid.dx / n as Real;
     let corner = grid.position(Location::Face(axis), f[0], f[1], f[2]) - Vec3::repeat(0.5 * grid.dx);
     let (mut solid_part, mut wet) = (0.0, 0.0);
-    for s in 0..n * n * n {
-        let index = [s % n, (s / n) % n, s / (n * n)];
-        let x = corner + h * Vec3::from_fn(|a, _| index[a] as Real + 0.5);
-        let inside = (0.5 - solid.signed_distance(&x) / h).clamp(0.0, 1.0);
-        // The slab's start along `axis`, measured from the liquid's end, in samples.
-        let start = if from_lower { index[axis] } else { n - 1 - index[axis] } as Real;
+    for (index, x) in sub_boxes(corner, h, n) {
+        let inside = box_fraction_inside(solid.signed_distance(&x), h);
+        // The slab's centre along `axis`, measured from the liquid's end, in samples.
+        let centre = if from_lower { index[axis] } else { n - 1 - index[axis] } as Real + 0.5;
         solid_part += inside;
-        wet += inside * (theta * n as Real - start).clamp(0.0, 1.0);
+        wet += inside * box_fraction_inside((centre - theta * n as Real) * h, h);
     }
     if solid_part > 0.0 {
         wet / solid_part

@@ -6,6 +6,7 @@ pub mod eulerian;
 pub mod flip;
 pub mod lattice;
 
+use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
 use crate::solids::StaticSolids;
@@ -155,9 +156,9 @@ const SUBMERGED_SAMPLES: usize = 4;
 /// `phi(q) + grad phi(q) . (x - q)`, `q` the nearest point level with `x` two cells outside the
 /// solid (exact for a level surface whatever the values inside, and where `phi` is capped far
 /// from the surface it still has the right sign). The solid's cells are then sampled at
-/// [`SUBMERGED_SAMPLES`]^3 points each; a sample of spacing `h` counts by its fraction inside the
-/// solid times its fraction below the continued surface, each `clamp(1/2 - d/h, 0, 1)` with `d`
-/// the signed distance (exact for a plane crossing a sample's box along an axis).
+/// [`SUBMERGED_SAMPLES`]^3 boxes each; a box counts by its fraction inside the solid times its
+/// fraction below the continued surface, each [`crate::grid::fraction::box_fraction_inside`] of
+/// the signed distance at its centre.
 pub fn submerged_volume(grid: &Grid, phi: &Array3<Real>, solid: &dyn crate::solids::CoupledSolid, up: &Vec3) -> Real {
     let (centre, radius) = solid.bounding_sphere();
     let reach = Vec3::repeat(radius + grid.dx);
@@ -167,7 +168,7 @@ pub fn submerged_volume(grid: &Grid, phi: &Array3<Real>, solid: &dyn crate::soli
     let surface = local.sample_fn(Location::Cell, |x| crate::grid::level_set::continue_level(grid, phi, &distance, up, &x));
     let n = SUBMERGED_SAMPLES;
     let h = grid.dx / n as Real;
-    let fraction = |d: Real| (0.5 - d / h).clamp(0.0, 1.0);
+    let fraction = |d: Real| box_fraction_inside(d, h);
     // A cell whose centre is farther than this from a surface is wholly on one side of it.
     let whole = 0.5 * (3.0 as Real).sqrt() * grid.dx + h;
     let cells: usize = local.dims.iter().product();
@@ -181,10 +182,8 @@ pub fn submerged_volume(grid: &Grid, phi: &Array3<Real>, solid: &dyn crate::soli
         if d <= -whole && wet <= -whole {
             return (n * n * n) as Real;
         }
-        let corner = x - Vec3::repeat(0.5 * grid.dx);
         let mut count = 0.0;
-        for s in 0..n * n * n {
-            let y = corner + h * Vec3::new((s % n) as Real + 0.5, ((s / n) % n) as Real + 0.5, (s / (n * n)) as Real + 0.5);
+        for (_, y) in sub_boxes(x - Vec3::repeat(0.5 * grid.dx), h, n) {
             let inside = if d <= -whole { 1.0 } else { fraction(solid.signed_distance(&y)) };
             if inside > 0.0 {
                 count += inside * fraction(local.interpolate(&surface, Location::Cell, &y));

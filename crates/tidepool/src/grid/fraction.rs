@@ -64,6 +64,22 @@ pub fn tet_fraction_inside(phi: [Real; 4]) -> Real {
     }
 }
 
+/// Fraction of a box of side `side` inside a surface whose signed distance from the box's
+/// centre is `distance` (negative inside): `clamp(1/2 - distance/side, 0, 1)`, whole or empty
+/// for boxes the surface misses and exact for a plane crossing the box along an axis.
+pub fn box_fraction_inside(distance: Real, side: Real) -> Real {
+    (0.5 - distance / side).clamp(0.0, 1.0)
+}
+
+/// The `n^3` boxes of side `side` that tile the cube from `corner`: each box's index along the
+/// three axes and its centre.
+pub fn sub_boxes(corner: Vec3, side: Real, n: usize) -> impl Iterator<Item = ([usize; 3], Vec3)> {
+    (0..n * n * n).map(move |s| {
+        let index = [s % n, (s / n) % n, s / (n * n)];
+        (index, corner + side * Vec3::from_fn(|a, _| index[a] as Real + 0.5))
+    })
+}
+
 /// Volume fraction of a box where the interpolant of its corner values is negative. Corner `c`
 /// is at `(c & 1, (c >> 1) & 1, (c >> 2) & 1)`; the box is split into the six tetrahedra around
 /// its main diagonal.

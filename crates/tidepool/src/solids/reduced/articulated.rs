@@ -233,7 +233,7 @@ impl Articulated {
         let origin = centre - Vec3::repeat(radius - 0.5 * h);
         let mut samples = Array3::filled([n; 3], 0.0);
         samples.par_fill_with(|i, j, k| self.signed_distance(&(origin + Vec3::new(i as Real, j as Real, k as Real) * h)));
-        self.volume = samples.as_slice().iter().map(|d| (0.5 - d / h).clamp(0.0, 1.0)).sum::<Real>() * h.powi(3);
+        self.volume = samples.as_slice().iter().map(|&d| crate::grid::fraction::box_fraction_inside(d, h)).sum::<Real>() * h.powi(3);
         if self.skin > 0.0 {
             let surface = marching_cubes(&samples, origin, h);
             let bindings = surface.vertices.iter().map(|x| self.blend(x).1.into_iter().map(|(b, w)| (b, w, self.bodies[b].material_point(x))).collect()).collect();
