@@ -616,7 +616,7 @@ fn assemble<'a, 's>(
     Assembled { unknown, dual, system, rhs }
 }
 
-/// `phi` with the cells inside each solid near the surface holding the liquid's surface
+/// `phi` with the cells inside and next to each solid near the surface holding the liquid's surface
 /// continued level from beside it ([`crate::grid::level_set::continue_into_solid`]), at the
 /// solids' current places. At a waterline the liquid's share `theta` of a dual cell comes from
 /// the level set on either side of the free surface, and with it the liquid the solve hangs
@@ -628,7 +628,7 @@ fn level_through_solids<'p>(grid: &Grid, phi: &'p Array3<Real>, solids: &[&mut d
     let mut continued = phi.clone();
     for solid in solids {
         let (centre, radius) = solid.bounding_sphere();
-        let reach = Vec3::repeat(radius);
+        let reach = Vec3::repeat(radius + crate::grid::level_set::CONTINUED_OUTSIDE * grid.dx);
         let (lo, hi) = (grid.cell_of(&(centre - reach)), grid.cell_of(&(centre + reach)));
         let cells = (lo[2]..=hi[2]).flat_map(|k| (lo[1]..=hi[1]).flat_map(move |j| (lo[0]..=hi[0]).map(move |i| [i, j, k]))).collect();
         crate::grid::level_set::continue_into_solid(grid, &mut continued, cells, &|x: &Vec3| solid.signed_distance(x), up);

@@ -152,10 +152,10 @@ const SUBMERGED_SAMPLES: usize = 4;
 ///
 /// Inside a solid and next to it `phi` holds values extended into the solid, not the liquid's
 /// surface, so there the surface is continued from the liquid beside the solid at the same
-/// height: a cell centre `x` less than two cells outside the solid takes
-/// `phi(q) + grad phi(q) . (x - q)`, `q` the nearest point level with `x` two cells outside the
-/// solid (exact for a level surface whatever the values inside, and where `phi` is capped far
-/// from the surface it still has the right sign). The solid's cells are then sampled at
+/// height: a cell centre `x` less than two cells outside the solid takes `phi(q)`, `q` the
+/// nearest point level with `x` two cells outside the solid (exact for a level surface whatever
+/// the values inside, and where `phi` is capped far from the surface it still has the right
+/// sign; [`crate::grid::level_set::continue_level`]). The solid's cells are then sampled at
 /// [`SUBMERGED_SAMPLES`]^3 boxes each; a box counts by its fraction inside the solid times its
 /// fraction below the continued surface, each [`crate::grid::fraction::box_fraction_inside`] of
 /// the signed distance at its centre.

@@ -234,12 +234,13 @@ const CONTINUE_FROM: Real = 2.0;
 
 /// The liquid's level set `phi` at `x`, continued into and next to a solid (signed distance
 /// `distance`, negative inside) from the liquid beside it at the same height (`up` the unit vector
-/// against gravity): `phi(q) + grad phi(q) . (x - q)`, `q` the nearest point level with `x`
-/// [`CONTINUE_FROM`] cells outside the solid, found by marching along the solid's normal made
-/// level, or along the nearest of eight level directions where that normal is vertical. Exact
-/// for a level surface whatever values `phi` holds inside the solid; where `phi` is capped far
-/// from its surface the result still has the right sign. Points farther out than that return
-/// `phi(x)`.
+/// against gravity): `phi(q)`, `q` the nearest point level with `x` [`CONTINUE_FROM`] cells
+/// outside the solid, found by marching along the solid's normal made level, or along the
+/// nearest of eight level directions where that normal is vertical. Exact for a level surface
+/// whatever values `phi` holds inside the solid; where `phi` is capped far from its surface the
+/// result still has the right sign. Not extrapolated along the level (`+ grad phi(q) . (x - q)`):
+/// over a body's width that amplifies the ripples beside it, by several percent of a light
+/// body's lift with FLIP's level set. Points farther out than that return `phi(x)`.
 pub fn continue_level(grid: &Grid, phi: &Array3<Real>, distance: &dyn Fn(&Vec3) -> Real, up: &Vec3, x: &Vec3) -> Real {
     let out = CONTINUE_FROM * grid.dx;
     if distance(x) >= out {
@@ -270,21 +271,31 @@ pub fn continue_level(grid: &Grid, phi: &Array3<Real>, distance: &dyn Fn(&Vec3) 
             .min_by(|a, b| (a - x).norm().total_cmp(&(b - x).norm()))
     });
     let q = q.unwrap_or(*x);
-    grid.interpolate(phi, Location::Cell, &q) + grid.gradient(phi, Location::Cell, &q).dot(&(x - q))
+    grid.interpolate(phi, Location::Cell, &q)
 }
 
 /// How far from the liquid's surface (cells) [`continue_into_solid`] replaces values: beyond
 /// it only their sign matters.
 const CONTINUED_BAND: Real = 3.0;
 
+/// How far outside a solid (cells) [`continue_into_solid`] replaces values.
+pub const CONTINUED_OUTSIDE: Real = 1.0;
+
 /// Sets `phi` at those of `cells` whose centre lies inside a solid (signed distance
-/// `distance`, negative inside) within [`CONTINUED_BAND`] of the surface to the liquid's
-/// surface continued level from beside the solid ([`continue_level`]). Values extended into a
-/// solid by averaging put the surface up to half a cell off where it meets the solid at a
-/// waterline, and the coupled solve takes the liquid's share of the waterline's dual cells from
-/// them. A cell the extension made air stays air (the continued value is kept only where it is
-/// air or the extended one liquid): a shell's wall between the water outside and a dry hollow
-/// must not become liquid beside the hollow.
+/// `distance`, negative inside) or less than [`CONTINUED_OUTSIDE`] outside it, within
+/// [`CONTINUED_BAND`] of the surface, to the liquid's surface continued level from beside the
+/// solid ([`continue_level`]). Values extended into a solid by averaging put the surface up to
+/// half a cell off where it meets the solid at a waterline, and the coupled solve takes the
+/// liquid's share of the waterline's dual cells from them. Just outside a solid the values do
+/// not tell the level either: a full cell under a floating body's bottom only says it is full,
+/// and FLIP's cells, whose fill counts the room a cell's kernel leaves beside a solid, read the
+/// water higher where the solid takes mostly air from that room (a box of a twentieth of the
+/// water's density floated 10% deep).
+///
+/// The sign a cell had is kept where the continuation would change the liquid's shape: inside a
+/// solid, a cell the extension made air stays air (a shell's wall between the water outside and
+/// a dry hollow must not become liquid beside the hollow); outside, a cell keeps its side of the
+/// surface (water resting on a body's top stays water).
 pub fn continue_into_solid(grid: &Grid, phi: &mut Array3<Real>, cells: Vec<[usize; 3]>, distance: &(dyn Fn(&Vec3) -> Real + Sync), up: &Vec3) {
     let band = CONTINUED_BAND * grid.dx;
     let source = &*phi;
@@ -293,11 +304,13 @@ pub fn continue_into_solid(grid: &Grid, phi: &mut Array3<Real>, cells: Vec<[usiz
         .filter_map(|[i, j, k]| {
             let x = grid.position(Location::Cell, i, j, k);
             let extended = source.get(i, j, k);
-            if extended.abs() >= band || distance(&x) >= 0.0 {
+            let d = distance(&x);
+            if extended.abs() >= band || d >= CONTINUED_OUTSIDE * grid.dx {
                 return None;
             }
             let continued = continue_level(grid, source, distance, up, &x);
-            (continued >= 0.0 || extended < 0.0).then_some((source.index(i, j, k), continued))
+            let keep = if d < 0.0 { continued >= 0.0 || extended < 0.0 } else { (continued < 0.0) == (extended < 0.0) };
+            keep.then_some((source.index(i, j, k), continued))
         })
         .collect();
     let values = phi.as_mut_slice();
