@@ -48,7 +48,7 @@ pub mod poisson;
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
-use crate::solids::{CoupledSolid, StaticSolids};
+use crate::solids::{CoupledSolid, Held, StaticSolids};
 use poisson::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, THETA_MIN};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -724,6 +724,28 @@ pub fn project(
         impulse_on_liquid,
     };
     (valid, report)
+}
+
+/// [`project`] again after contact has changed the solids' velocities, with the solids held at
+/// them: the liquid is made to move with them again, and they take no impulse back (what holds
+/// them is the contact). `velocity` was projected once already this step, so this solve's
+/// pressure is a correction: it is added to `pressure`, which stays the velocity solve's
+/// pressure (the one kept, written to the fields and used as the next solve's first guess; it
+/// was replaced by the correction, a few pascals in a pool where a stone rests on the floor).
+pub fn project_held(
+    fluid: FluidView,
+    velocity: &mut MacVelocity,
+    pressure: &mut Array3<Real>,
+    dt: Real,
+    divergence: Real,
+    solids: &[&dyn CoupledSolid],
+) -> ([Array3<bool>; 3], CouplingReport) {
+    let mut held: Vec<Held> = solids.iter().map(|s| Held(*s)).collect();
+    let mut held: Vec<&mut dyn CoupledSolid> = held.iter_mut().map(|h| h as &mut dyn CoupledSolid).collect();
+    let mut correction = fluid.grid.zeros(Location::Cell);
+    let result = project(fluid, velocity, &mut correction, dt, divergence, &mut held);
+    pressure.as_mut_slice().par_iter_mut().zip(correction.as_slice().par_iter()).for_each(|(p, c)| *p += c);
+    result
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use crate::grid::level_set::{reinitialize, volume_inside};
 use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
+use crate::solids::CoupledSolid;
 use crate::solids::StaticSolids;
-use crate::solids::{CoupledSolid, Held};
 use particles::MarkerParticle;
 use rayon::prelude::*;
 use tidepool_linalg::PcgParams;
@@ -266,13 +266,13 @@ impl LevelSetLiquid {
         (valid, report)
     }
 
-    /// Projects the velocity again with the bodies' velocities prescribed: after contact has
-    /// changed them, the liquid is made to move with them again (the bodies take no impulse
-    /// back: what holds them is the contact). Same divergence as the step's projection.
+    /// Projects the velocity again with the bodies' velocities prescribed, after contact has
+    /// changed them ([`coupling::project_held`]). Same divergence as the step's projection.
     pub fn project_held(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &[&dyn CoupledSolid]) -> [Array3<bool>; 3] {
-        let mut held: Vec<Held> = bodies.iter().map(|b| Held(*b)).collect();
-        let mut held: Vec<&mut dyn CoupledSolid> = held.iter_mut().map(|h| h as &mut dyn CoupledSolid).collect();
-        self.solve(grid, solids, dt, self.volume.divergence, &mut held).0
+        let view = Self::view(&self.phi, &self.params, grid, solids);
+        let (valid, report) = coupling::project_held(view, &mut self.velocity, &mut self.pressure, dt, self.volume.divergence, bodies);
+        self.last_projection = report.projection;
+        valid
     }
 
     /// The liquid, its level set `phi` and its `params`, as the coupled solve sees it (a

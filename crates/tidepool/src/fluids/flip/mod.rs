@@ -31,7 +31,7 @@ use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, SplitMix64, Vec3};
 use crate::settings::Settings;
 use crate::solids::Boundary;
-use crate::solids::{CoupledSolid, Held, StaticSolids};
+use crate::solids::{CoupledSolid, StaticSolids};
 use raster::{Bins, Indicator};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -670,14 +670,17 @@ impl FlipLiquid {
     }
 
     /// Phase 3 again where contact changed the bodies' velocities after a monolithic solve:
-    /// the liquid projected with the bodies held at their new velocities.
+    /// the liquid projected with the bodies held at their new velocities
+    /// ([`coupling::project_held`], which adds its correction to the pressure kept).
     pub fn project_held(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &[&dyn CoupledSolid]) {
         if self.params.incompressibility == Incompressibility::Bilateral || self.params.moves_bodies {
             let stopwatch = Instant::now();
             let phi = self.liquid_phi(&sub.density, bodies);
-            let mut held: Vec<Held> = bodies.iter().map(|b| Held(*b)).collect();
-            let mut held: Vec<&mut dyn CoupledSolid> = held.iter_mut().map(|h| h as &mut dyn CoupledSolid).collect();
-            self.coupled_projection(&phi, dt, &mut sub.u, &mut held);
+            let mut velocity = MacVelocity { faces: std::mem::replace(&mut sub.u, [0, 1, 2].map(|_| Array3::filled([0; 3], 0.0))) };
+            let mut pressure = std::mem::replace(&mut self.pressure, Array3::filled([0; 3], 0.0));
+            coupling::project_held(self.view(&phi), &mut velocity, &mut pressure, dt, 0.0, bodies);
+            sub.u = velocity.faces;
+            self.pressure = pressure;
             sub.timings.solve += stopwatch.elapsed().as_secs_f64();
         }
     }
