@@ -208,11 +208,13 @@ fn a_flip_run_writes_its_outputs() {
     let ply = std::fs::read(dir.join("particles_0002.ply")).unwrap();
     let header = String::from_utf8_lossy(&ply[..ply.windows(10).position(|w| w == b"end_header").unwrap()]).to_string();
     assert!(header.contains(&format!("element vertex {count}\n")) && header.contains("property float vx"), "{header}");
-    for file in ["particles_0002.vtp", "surface_0002.ply", "surface_0002.obj", "preview_0002.png", "tidepool.pvd", "scene.toml"] {
+    for file in ["particles_0002.vtp", "surface_0002.vtp", "surface_0002.ply", "surface_0002.obj", "preview_0002.png", "tidepool.pvd", "scene.toml", "run.json"] {
         assert!(dir.join(file).is_file(), "{file} missing");
     }
+    // The particles and the surface of every frame, in ParaView's time series.
     let pvd = std::fs::read_to_string(dir.join("tidepool.pvd")).unwrap();
-    assert_eq!(pvd.matches("<DataSet").count(), 3);
+    assert_eq!(pvd.matches("<DataSet").count(), 6);
+    assert!(pvd.contains("part=\"1\" file=\"surface_0002.vtp\""), "{pvd}");
 }
 
 /// A FLIP tank in `mode`, 0.6 x 0.4 x 0.4 m at 2 cm cells, water 0.2 m deep, with `body`.

@@ -140,8 +140,8 @@ pub fn points_vtp(points: &[Vec3], velocities: &[Vec3]) -> Vec<u8> {
 pub struct VtkSink {
     dir: PathBuf,
     every: u32,
-    /// The datasets of each written frame: `fields` and `surface` (level set) or `particles`
-    /// (FLIP), and `bodies` with bodies.
+    /// The datasets of each written frame: `fields` (level set) or `particles` (FLIP), the
+    /// liquid's `surface`, and `bodies` with bodies.
     stems: Vec<&'static str>,
     /// (time, part, file) of every dataset written so far.
     entries: Vec<(f64, usize, String)>,
@@ -151,7 +151,7 @@ impl VtkSink {
     /// A sink writing into `dir`; when resuming after `resume_after`, the series lists the frames
     /// written before.
     pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>, flip: bool, with_bodies: bool) -> Self {
-        let mut stems = if flip { vec!["particles"] } else { vec!["fields", "surface"] };
+        let mut stems = vec![if flip { "particles" } else { "fields" }, "surface"];
         if with_bodies {
             stems.push("bodies");
         }
@@ -189,12 +189,12 @@ impl FrameSink for VtkSink {
             return Ok(());
         }
         match &frame.world.fluid {
-            Fluid::LevelSet(f) => {
-                write_atomic(&frame_file(&self.dir, "fields", r.frame, "vti"), &fields_vti(f))?;
-                write_atomic(&frame_file(&self.dir, "surface", r.frame, "vtp"), &surface_vtp(frame))?;
-            }
+            Fluid::LevelSet(f) => write_atomic(&frame_file(&self.dir, "fields", r.frame, "vti"), &fields_vti(f))?,
             Fluid::Flip(f) => write_atomic(&frame_file(&self.dir, "particles", r.frame, "vtp"), &points_vtp(&f.positions, &f.velocities))?,
             Fluid::Surface(_) => {}
+        }
+        if self.stems.contains(&"surface") {
+            write_atomic(&frame_file(&self.dir, "surface", r.frame, "vtp"), &surface_vtp(frame))?;
         }
         if self.stems.contains(&"bodies") {
             write_atomic(&frame_file(&self.dir, "bodies", r.frame, "vtp"), &bodies_vtp(frame))?;
