@@ -366,9 +366,15 @@ impl ReducedBody {
         self.angular_momentum = self.inertia(&arms) * omega;
     }
 
-    /// The deformed surface in world space, with the particles' velocities at its vertices.
+    /// The deformed surface in world space, with the particles' velocities at its vertices:
+    /// the boundary particles only (the mesh's interior particles are not the surface's
+    /// vertices), numbered in the order of [`ReducedModel::surface_particles`].
     pub fn world_surface(&self) -> (TriMesh, Vec<Vec3>) {
-        (TriMesh { vertices: self.positions(), triangles: self.model.boundary.clone() }, self.velocities())
+        let surface = &self.model.surface_particles;
+        let renumber = |v: u32| surface.binary_search(&v).expect("a boundary triangle's vertex is a surface particle") as u32;
+        let triangles = self.model.boundary.iter().map(|t| t.map(renumber)).collect();
+        let pick = |all: Vec<Vec3>| surface.iter().map(|&p| all[p as usize]).collect::<Vec<Vec3>>();
+        (TriMesh { vertices: pick(self.positions()), triangles }, pick(self.velocities()))
     }
 
     /// The fastest particle's speed (m/s).
@@ -946,6 +952,26 @@ mod tests {
             let d = body.signed_distance(&positions[*v as usize]);
             assert!(d.abs() < 1e-6, "surface particle {v} at distance {d}");
         }
+    }
+
+    /// The written surface is the deformed boundary alone: every vertex is a triangle's, each
+    /// at its particle's place and with its velocity, and it is closed.
+    #[test]
+    fn world_surface_has_no_interior_vertices() {
+        let mut body = deformed(6);
+        body.velocity = Vec3::new(0.1, -0.2, 0.05);
+        let (surface, velocities) = body.world_surface();
+        let (positions, all_velocities) = (body.positions(), body.velocities());
+        assert!(surface.vertices.len() < positions.len() && surface.vertices.len() == velocities.len());
+        let mut used = vec![false; surface.vertices.len()];
+        surface.triangles.iter().flatten().for_each(|&v| used[v as usize] = true);
+        assert!(used.iter().all(|&u| u), "a vertex no triangle uses");
+        surface.check_closed().unwrap();
+        for (i, &p) in body.model.surface_particles.iter().enumerate() {
+            assert_eq!((surface.vertices[i], velocities[i]), (positions[p as usize], all_velocities[p as usize]));
+        }
+        let rest = TriMesh { vertices: positions, triangles: body.model.boundary.clone() };
+        assert!((surface.signed_volume() - rest.signed_volume()).abs() < 1e-12);
     }
 
     /// A soft, damped block dropped on the floor stops on it (the contact of
