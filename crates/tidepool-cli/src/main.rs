@@ -16,6 +16,8 @@ use tidepool::session;
 use tidepool::world::World;
 use tidepool::{Error, SceneError};
 
+mod movie;
+
 /// Exit status: the run completed.
 const EXIT_OK: u8 = 0;
 /// Exit status: an output or checkpoint file could not be written or read.
@@ -43,6 +45,14 @@ enum Command {
     Check {
         /// Scene file (TOML).
         scene: PathBuf,
+    },
+    /// Assemble a run's previews (preview_NNNN.png) into DIR/movie.mp4 with ffmpeg.
+    Movie {
+        /// The run's output directory.
+        dir: PathBuf,
+        /// Frames per second (default: the run's own rate, from its stats.jsonl).
+        #[arg(long)]
+        fps: Option<f64>,
     },
     /// Run fixed benchmark workloads on one thread and on all (or `--threads`) and print JSON with the speed-ups.
     Bench {
@@ -74,6 +84,10 @@ struct RunArgs {
     /// Continue from the newest checkpoint in the output directory.
     #[arg(long)]
     resume: bool,
+    /// When the run completes, assemble its previews into movie.mp4 with ffmpeg (the scene
+    /// must write "png").
+    #[arg(long)]
+    movie: bool,
 }
 
 fn main() -> ExitCode {
@@ -82,6 +96,7 @@ fn main() -> ExitCode {
         None => run(RunArgs::default()),
         Some(Command::Run(args)) => run(args),
         Some(Command::Check { scene }) => check(&scene),
+        Some(Command::Movie { dir, fps }) => make_movie(&dir, fps, false),
         Some(Command::Bench { cases, threads }) => bench(&cases, threads),
     };
     match result {
@@ -135,6 +150,13 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             return Err(UsageError("--frames must be at least 1".into()).into());
         }
         scene.set_frames(frames);
+    }
+    let previews = match &scene {
+        AnyScene::Liquid(loaded) => loaded.scene.output.formats.contains(&scene::Format::Png),
+        AnyScene::Surface(_) => true,
+    };
+    if args.movie && !previews {
+        return Err(UsageError("--movie needs the previews: add \"png\" to the scene's output.formats".into()).into());
     }
     if args.out.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
         return Err(UsageError("--out must name a directory, got an empty path".into()).into());
@@ -194,6 +216,9 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             if !args.quiet {
                 eprintln!("tidepool: wrote frames 0..={last_frame} to {}", dir.display());
             }
+            if args.movie {
+                return make_movie(&dir, None, args.quiet);
+            }
             Ok(EXIT_OK)
         }
         RunOutcome::Interrupted { frame } => {
@@ -201,6 +226,18 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             Ok(EXIT_INTERRUPTED)
         }
     }
+}
+
+/// `tidepool movie` and `run --movie`: the previews in `dir` into `movie.mp4`.
+fn make_movie(dir: &Path, fps: Option<f64>, quiet: bool) -> anyhow::Result<u8> {
+    if let Some(fps) = fps.filter(|f| !(f.is_finite() && *f > 0.0)) {
+        return Err(UsageError(format!("--fps must be a positive number, got {fps}")).into());
+    }
+    let made = movie::make(dir, fps)?;
+    if !quiet {
+        eprintln!("tidepool: wrote {} ({} previews at {:.3} frames per second)", made.path.display(), made.frames, made.fps);
+    }
+    Ok(EXIT_OK)
 }
 
 /// The size of a world's fluid, for the log.

@@ -216,3 +216,56 @@ fn a_full_disk_stops_cleanly_and_lists_no_failed_frame() {
     let pvd = std::fs::read_to_string(out_dir.join("tidepool.pvd")).unwrap();
     assert!(!pvd.contains("_0001"), "tidepool.pvd lists the failed frame: {pvd}");
 }
+
+/// `run --movie` assembles the previews (every second frame of a 30 fps run, so 15 per second)
+/// into `movie.mp4` with ffmpeg; where ffmpeg is not installed it says so, exits with 1, and
+/// the previews stay. Without ffmpeg on `PATH`, `tidepool movie` says how to install it.
+#[test]
+fn movie_assembles_the_previews_with_ffmpeg() {
+    let dir = temp("movie");
+    let scene = dir.join("scene.toml");
+    std::fs::write(
+        &scene,
+        "[simulation]\nframes = 4\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [1.0, 0.6, 0.4]\nresolution = 20\n\
+         [[liquid.region]]\nshape.box = { min = [0.0, 0.0, 0.0], max = [0.35, 0.45, 0.4] }\n\
+         [output]\nformats = [\"png\"]\nevery = 2\ncamera = { width = 63, height = 47 }\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--movie"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let movie = out_dir.join("movie.mp4");
+    if Command::new("ffmpeg").arg("-version").output().is_ok() {
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains("3 previews at 15.000 frames per second"), "{err}");
+        let probe = Command::new("ffprobe")
+            .args(["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames,width,height,codec_name", "-of", "default=nw=1"])
+            .arg(&movie)
+            .output()
+            .expect("ffprobe comes with ffmpeg");
+        let streams = String::from_utf8_lossy(&probe.stdout);
+        for needle in ["codec_name=h264", "width=64", "height=48", "nb_read_frames=3"] {
+            assert!(streams.contains(needle), "{streams}");
+        }
+    } else {
+        eprintln!("ffmpeg is not installed: checking only the message that says so");
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("ffmpeg was not found on PATH") && !movie.exists(), "{err}");
+    }
+    assert!(out_dir.join("preview_0004.png").is_file());
+    let without = Command::new(env!("CARGO_BIN_EXE_tidepool")).args(["movie", out_dir.to_str().unwrap()]).env("PATH", "").output().unwrap();
+    assert_eq!(without.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&without.stderr).contains("install it (Debian, Ubuntu: `apt install ffmpeg`"));
+}
+
+/// `--movie` on a scene that writes no previews is refused before anything runs.
+#[test]
+fn movie_needs_previews() {
+    let dir = temp("movie-without-previews");
+    let scene = write_scene(&dir, 2, "");
+    let out_dir = dir.join("out");
+    let out = tidepool(&["run", scene.to_str().unwrap(), "--out", out_dir.to_str().unwrap(), "--movie"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--movie needs the previews: add \"png\""));
+    assert!(!out_dir.join("stats.jsonl").exists());
+}
