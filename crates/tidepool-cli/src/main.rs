@@ -214,7 +214,8 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
     match outcome? {
         RunOutcome::Completed => {
             if !args.quiet {
-                eprintln!("tidepool: wrote frames 0..={last_frame} to {}", dir.display());
+                let peak = peak_memory().map_or(String::new(), |bytes| format!("; peak memory {:.1} MiB", bytes as f64 / 1048576.0));
+                eprintln!("tidepool: wrote frames 0..={last_frame} to {}{peak}", dir.display());
             }
             if args.movie {
                 return make_movie(&dir, None, args.quiet);
@@ -226,6 +227,14 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             Ok(EXIT_INTERRUPTED)
         }
     }
+}
+
+/// The process's peak resident memory (bytes), where the system tells it (Linux:
+/// `VmHWM` in `/proc/self/status`).
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// `tidepool movie` and `run --movie`: the previews in `dir` into `movie.mp4`.
@@ -346,7 +355,16 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         let plural = if models.len() == 1 { "" } else { "s" };
         let _ = writeln!(out, "models     {} deformable model{plural} shared by {} bodies", models.len(), world.reduced_bodies().count());
     }
-    let _ = writeln!(out, "memory     about {:.1} MiB (estimate); {:.1} MiB for the initial state", memory as f64 / 1048576.0, world.heap_bytes() as f64 / 1048576.0);
+    let previews = if loaded.scene.output.formats.contains(&scene::Format::Png) { output::preview::raster_bytes(&loaded.scene.output.camera) } else { 0 };
+    let mib = |bytes: usize| bytes as f64 / 1048576.0;
+    let _ = writeln!(
+        out,
+        "memory     about {:.1} MiB (estimate: {:.1} MiB the simulation, {:.1} MiB drawing a preview); {:.1} MiB for the initial state",
+        mib(memory + previews),
+        mib(memory),
+        mib(previews),
+        mib(world.heap_bytes())
+    );
     // Estimate with the speed of a fall through the domain height (the initial state is at rest).
     let dt = world.cfl_dt();
     let gravity = world.settings.gravity.norm();
