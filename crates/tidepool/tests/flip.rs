@@ -208,6 +208,9 @@ fn a_flip_run_writes_its_outputs() {
     let ply = std::fs::read(dir.join("particles_0002.ply")).unwrap();
     let header = String::from_utf8_lossy(&ply[..ply.windows(10).position(|w| w == b"end_header").unwrap()]).to_string();
     assert!(header.contains(&format!("element vertex {count}\n")) && header.contains("property float vx"), "{header}");
+    assert!(header.contains("comment units: metres; up axis: +Y"), "{header}");
+    let obj = std::fs::read_to_string(dir.join("surface_0002.obj")).unwrap();
+    assert!(obj.lines().take(2).any(|l| l.starts_with("# units: metres; up axis: +Y")), "{}", &obj[..200.min(obj.len())]);
     for file in ["particles_0002.vtp", "surface_0002.vtp", "surface_0002.ply", "surface_0002.obj", "preview_0002.png", "tidepool.pvd", "scene.toml", "run.json"] {
         assert!(dir.join(file).is_file(), "{file} missing");
     }

@@ -9,11 +9,15 @@ use crate::math::Vec3;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// The axes and units of every mesh file, stated in its header: tidepool's world is Y-up
+/// (gravity along -y by default) in metres, and Z-up tools (Blender) need to be told.
+pub const AXES: &str = "units: metres; up axis: +Y (in a Z-up tool such as Blender import with up = Y, forward = -Z)";
+
 /// Binary little-endian PLY: `x y z` and, when given, `vx vy vz` per vertex as float32, faces
-/// as `uchar`-counted `int` lists.
+/// as `uchar`-counted `int` lists; the header's comments say what it is and [`AXES`].
 pub fn ply_bytes(mesh: &TriMesh, velocities: Option<&[Vec3]>, comment: &str) -> Vec<u8> {
     let mut header = String::from("ply\nformat binary_little_endian 1.0\n");
-    let _ = writeln!(header, "comment {comment}");
+    let _ = writeln!(header, "comment {comment}\ncomment {AXES}");
     let _ = writeln!(header, "element vertex {}", mesh.vertices.len());
     for p in ["x", "y", "z"] {
         let _ = writeln!(header, "property float {p}");
@@ -47,10 +51,10 @@ pub fn ply_bytes(mesh: &TriMesh, velocities: Option<&[Vec3]>, comment: &str) -> 
     bytes
 }
 
-/// Wavefront OBJ text.
+/// Wavefront OBJ text, its first lines saying what it is and [`AXES`].
 pub fn obj_text(mesh: &TriMesh, comment: &str) -> String {
     let mut s = String::with_capacity(mesh.vertices.len() * 40 + mesh.triangles.len() * 24);
-    let _ = writeln!(s, "# {comment}");
+    let _ = writeln!(s, "# {comment}\n# {AXES}");
     for v in &mesh.vertices {
         let _ = writeln!(s, "v {} {} {}", v.x as f32, v.y as f32, v.z as f32);
     }
