@@ -128,27 +128,13 @@ shape.box = { min = [0.5, 0.0, 0.0], max = [1.0, 0.4, 0.25] }
 /// The pressure the liquid keeps (and writes to `fields_NNNN.vti`) is the velocity solve's,
 /// also when contact changes a body's velocity and the liquid is projected again with the body
 /// held: a heavy ball resting on the floor of a still pool, the pressure in the bottom cells
-/// far from it is `rho g (level - y)` within 1% on every frame after the first (before, the held projection's
-/// correction replaced it on the substeps with contact: 6 Pa where 2.8 kPa was due).
+/// far from it is `rho g (level - y)` within 1% on every frame after the first (before, the
+/// held projection's correction replaced it on the substeps with contact: 6 Pa where 2.8 kPa
+/// was due).
 #[test]
 fn pressure_stays_hydrostatic_with_a_body_resting_on_the_floor() {
-    let loaded = load(
-        r#"
-[simulation]
-frames = 12
-fps = 24
-[domain]
-min = [0.0, 0.0, 0.0]
-max = [0.6, 0.5, 0.4]
-resolution = 24
-[[liquid.region]]
-shape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.3, 2.0] }
-[[body]]
-name = "stone"
-shape.sphere = { center = [0.45, 0.0605, 0.2], radius = 0.06 }
-density = 3000.0
-"#,
-    );
+    let stone = "[[body]]\nname = \"stone\"\nshape.sphere = { center = [0.45, 0.0605, 0.2], radius = 0.06 }\ndensity = 3000.0\n";
+    let loaded = common::tank("frames = 12\nfps = 24", [0.6, 0.5, 0.4], 24, 0.3, stone);
     common::each_frame(&loaded, 12, |world, record| {
         if record.frame == 0 {
             return;
