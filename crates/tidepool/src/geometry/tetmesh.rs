@@ -119,9 +119,7 @@ impl TetMesh {
     /// vertices' order (symmetric lattices stay symmetric).
     fn snap_boundary(&mut self, signed_distance: &impl Fn(&Vec3) -> Real, spacing: Real) {
         const SHARES: [Real; 5] = [1.0, 0.5, 0.25, 0.125, 0.0];
-        let mut boundary: Vec<u32> = self.boundary_faces().into_iter().flatten().collect();
-        boundary.sort_unstable();
-        boundary.dedup();
+        let (boundary, _) = self.boundary_surface();
         let step = 1e-3 * spacing;
         let lattice: Vec<Real> = (0..self.tets.len()).map(|t| self.tet_volume(t)).collect();
         // Each boundary vertex's lattice position, its full move onto the surface, and the
@@ -252,6 +250,18 @@ impl TetMesh {
         let mut faces: Vec<[u32; 3]> = count.into_values().filter(|(_, n)| *n == 1).map(|(f, _)| f).collect();
         faces.sort_unstable();
         faces
+    }
+
+    /// The boundary's vertices (sorted) and its faces ([`TetMesh::boundary_faces`]) numbered
+    /// by their places in that list: the surface without the interior vertices.
+    pub fn boundary_surface(&self) -> (Vec<u32>, Vec<[u32; 3]>) {
+        let faces = self.boundary_faces();
+        let mut vertices: Vec<u32> = faces.iter().flatten().copied().collect();
+        vertices.sort_unstable();
+        vertices.dedup();
+        let renumber = |v: u32| vertices.binary_search(&v).expect("a boundary face's vertex is a boundary vertex") as u32;
+        let faces = faces.iter().map(|f| f.map(renumber)).collect();
+        (vertices, faces)
     }
 
     /// Checks that every tetrahedron has positive volume above `1e-12` of the mesh's average

@@ -36,10 +36,11 @@ pub struct ReducedModel {
     pub damping: Real,
     /// Where the input mesh's centre of mass was (the mesh here is centred on it).
     pub centre_offset: Vec3,
-    /// The particles on the mesh's boundary (the contact samples).
+    /// The particles on the mesh's boundary (the contact samples), sorted.
     pub surface_particles: Vec<u32>,
-    /// The mesh's boundary triangles (outward), and the rest surface they make as a shape (its
-    /// distance sampled on a lattice of half the tetrahedron lookup's cell).
+    /// The mesh's boundary triangles (outward), numbered by their vertices' places in
+    /// `surface_particles`, and the rest surface they make as a shape (its distance sampled on
+    /// a lattice of half the tetrahedron lookup's cell).
     pub boundary: Vec<[u32; 3]>,
     pub surface: Shape,
     /// Tetrahedra by cell of a uniform grid over the rest mesh, to find the one holding a point.
@@ -193,13 +194,11 @@ impl ReducedModel {
             }
             basis
         };
-        let boundary = mesh.boundary_faces();
-        let mut surface_particles: Vec<u32> = boundary.iter().flatten().copied().collect();
-        surface_particles.sort_unstable();
-        surface_particles.dedup();
+        let (surface_particles, boundary) = mesh.boundary_surface();
         let lookup = TetLookup::new(&mesh);
         let h = 0.5 * lookup.cell;
-        let surface = Shape::mesh(TriMesh { vertices: mesh.vertices.clone(), triangles: boundary.clone() })?.sampled(h, 6.0 * h);
+        let rest = surface_particles.iter().map(|&p| mesh.vertices[p as usize]).collect();
+        let surface = Shape::mesh(TriMesh { vertices: rest, triangles: boundary.clone() })?.sampled(h, 6.0 * h);
         Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, centre_offset: centre, surface_particles, boundary, surface, lookup })
     }
 
@@ -370,11 +369,8 @@ impl ReducedBody {
     /// the boundary particles only (the mesh's interior particles are not the surface's
     /// vertices), numbered in the order of [`ReducedModel::surface_particles`].
     pub fn world_surface(&self) -> (TriMesh, Vec<Vec3>) {
-        let surface = &self.model.surface_particles;
-        let renumber = |v: u32| surface.binary_search(&v).expect("a boundary triangle's vertex is a surface particle") as u32;
-        let triangles = self.model.boundary.iter().map(|t| t.map(renumber)).collect();
-        let pick = |all: Vec<Vec3>| surface.iter().map(|&p| all[p as usize]).collect::<Vec<Vec3>>();
-        (TriMesh { vertices: pick(self.positions()), triangles }, pick(self.velocities()))
+        let pick = |all: Vec<Vec3>| self.model.surface_particles.iter().map(|&p| all[p as usize]).collect::<Vec<Vec3>>();
+        (TriMesh { vertices: pick(self.positions()), triangles: self.model.boundary.clone() }, pick(self.velocities()))
     }
 
     /// The fastest particle's speed (m/s).
@@ -970,7 +966,7 @@ mod tests {
         for (i, &p) in body.model.surface_particles.iter().enumerate() {
             assert_eq!((surface.vertices[i], velocities[i]), (positions[p as usize], all_velocities[p as usize]));
         }
-        let rest = TriMesh { vertices: positions, triangles: body.model.boundary.clone() };
+        let rest = TriMesh { vertices: positions, triangles: body.model.mesh.boundary_faces() };
         assert!((surface.signed_volume() - rest.signed_volume()).abs() < 1e-12);
     }
 
