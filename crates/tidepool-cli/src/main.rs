@@ -151,11 +151,7 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
         }
         scene.set_frames(frames);
     }
-    let previews = match &scene {
-        AnyScene::Liquid(loaded) => loaded.scene.output.formats.contains(&scene::Format::Png),
-        AnyScene::Surface(_) => true,
-    };
-    if args.movie && !previews {
+    if args.movie && !scene.writes_previews() {
         return Err(UsageError("--movie needs the previews: add \"png\" to the scene's output.formats".into()).into());
     }
     if args.out.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
@@ -355,7 +351,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         let plural = if models.len() == 1 { "" } else { "s" };
         let _ = writeln!(out, "models     {} deformable model{plural} shared by {} bodies", models.len(), world.reduced_bodies().count());
     }
-    let previews = if loaded.scene.output.formats.contains(&scene::Format::Png) { output::preview::raster_bytes(&loaded.scene.output.camera) } else { 0 };
+    let previews = if scene.writes_previews() { output::preview::raster_bytes(&loaded.scene.output.camera) } else { 0 };
     let mib = |bytes: usize| bytes as f64 / 1048576.0;
     let _ = writeln!(
         out,

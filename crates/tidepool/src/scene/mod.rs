@@ -153,6 +153,14 @@ impl AnyScene {
         }
     }
 
+    /// Whether a run writes `preview_NNNN.png` (a surface-flow run always does).
+    pub fn writes_previews(&self) -> bool {
+        match self {
+            AnyScene::Liquid(l) => l.scene.output.formats.contains(&Format::Png),
+            AnyScene::Surface(_) => true,
+        }
+    }
+
     /// Write a checkpoint every this many frames (0: never).
     pub fn checkpoint_every(&self) -> u32 {
         match self {
