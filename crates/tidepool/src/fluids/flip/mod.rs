@@ -25,7 +25,7 @@ pub mod raster;
 pub mod solve;
 pub mod surface;
 
-use crate::coupling::{self, CouplingReport, FluidView};
+use crate::coupling::{self, FluidView};
 use crate::fluids::eulerian::LiquidSource;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, SplitMix64, Vec3};
@@ -657,7 +657,7 @@ impl FlipLiquid {
                 let shapes: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b as &dyn CoupledSolid).collect();
                 let phi = self.liquid_phi(&sub.density, &shapes);
                 drop(shapes);
-                let report = self.coupled_projection(&phi, dt, &mut sub.u, bodies);
+                let (_, report) = self.coupled_solve(&phi, &mut sub.u, |view, velocity, pressure| coupling::project(view, velocity, pressure, dt, 0.0, bodies));
                 self.last.unknowns = report.projection.unknowns;
                 self.last.iterations = report.projection.iterations;
                 self.last.active = report.active;
@@ -676,11 +676,7 @@ impl FlipLiquid {
         if self.params.incompressibility == Incompressibility::Bilateral || self.params.moves_bodies {
             let stopwatch = Instant::now();
             let phi = self.liquid_phi(&sub.density, bodies);
-            let mut velocity = MacVelocity { faces: std::mem::replace(&mut sub.u, [0, 1, 2].map(|_| Array3::filled([0; 3], 0.0))) };
-            let mut pressure = std::mem::replace(&mut self.pressure, Array3::filled([0; 3], 0.0));
-            coupling::project_held(self.view(&phi), &mut velocity, &mut pressure, dt, 0.0, bodies);
-            sub.u = velocity.faces;
-            self.pressure = pressure;
+            self.coupled_solve(&phi, &mut sub.u, |view, velocity, pressure| coupling::project_held(view, velocity, pressure, dt, 0.0, bodies));
             sub.timings.solve += stopwatch.elapsed().as_secs_f64();
         }
     }
@@ -732,15 +728,16 @@ impl FlipLiquid {
         }
     }
 
-    /// Projects `u` with `bodies` (sharp obstacles, the liquid given by `phi`) and keeps the
-    /// pressure (Pa).
-    fn coupled_projection(&mut self, phi: &Array3<Real>, dt: Real, u: &mut [Array3<Real>; 3], bodies: &mut [&mut dyn CoupledSolid]) -> CouplingReport {
+    /// Runs a coupled `solve` ([`coupling::project`] or [`coupling::project_held`]) on the face
+    /// velocities `u` with the liquid given by `phi` (sharp obstacles) and the pressure kept
+    /// (Pa), which it starts from and updates.
+    fn coupled_solve<R>(&mut self, phi: &Array3<Real>, u: &mut [Array3<Real>; 3], solve: impl FnOnce(FluidView, &mut MacVelocity, &mut Array3<Real>) -> R) -> R {
         let mut velocity = MacVelocity { faces: std::mem::replace(u, [0, 1, 2].map(|_| Array3::filled([0; 3], 0.0))) };
-        let mut pressure = self.pressure.clone();
-        let (_, report) = coupling::project(self.view(phi), &mut velocity, &mut pressure, dt, 0.0, bodies);
+        let mut pressure = std::mem::replace(&mut self.pressure, Array3::filled([0; 3], 0.0));
+        let result = solve(self.view(phi), &mut velocity, &mut pressure);
         *u = velocity.faces;
         self.pressure = pressure;
-        report
+        result
     }
 
     /// The liquid as a level set at cell centres for the coupled solve and the bodies'
