@@ -1,5 +1,6 @@
 //! Symmetric seven-point matrices on a 3D index box and their MIC(0) preconditioner.
 
+use crate::reduce::PARALLEL_MIN;
 use crate::{CsrMatrix, LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
@@ -59,6 +60,79 @@ impl Stencil7 {
     /// The neighbour of `c` along axis `a` (`up` towards +), if inside the box.
     pub fn neighbour(&self, c: usize, a: usize, up: bool) -> Option<usize> {
         box_neighbours(self.dims, c)[2 * a + usize::from(up)]
+    }
+}
+
+impl Stencil7 {
+    /// The connected sets of `rows` (coupled through nonzero entries) in which no row has a
+    /// Dirichlet part (a diagonal above the sum of its couplings' magnitudes): the sets on which
+    /// a constant is in the nullspace, for [`Stencil7::floating`]. Each set lists its rows in
+    /// the order of a depth-first search from its lowest index.
+    ///
+    /// The rows connected to a Dirichlet part (in a liquid with a free surface: all of them)
+    /// are found first, by depth-first searches from every such row in parallel that claim each
+    /// row they reach once (the rows reached do not depend on which search claims them); only
+    /// the rest is searched set by set.
+    pub fn floating_sets(&self, rows: &[bool]) -> Vec<Vec<u32>> {
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        const DIRICHLET: u8 = 1 << 6;
+        let n = self.diag.len();
+        let [nx, ny, _] = self.dims;
+        let strides = [1, nx, nx * ny];
+        // Per row: bit `2 a + up` where it couples to its neighbour along axis `a` (the order of
+        // [`box_neighbours`]), and `DIRICHLET` where it has a Dirichlet part.
+        let links: Vec<u8> = (0..n)
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN)
+            .map(|c| {
+                if !rows[c] {
+                    return 0;
+                }
+                let (mut bits, mut off) = (0, 0.0);
+                for (s, d) in self.neighbours(c).into_iter().enumerate() {
+                    let Some(d) = d else { continue };
+                    let w = if s % 2 == 1 { self.plus[s / 2][c] } else { self.plus[s / 2][d] };
+                    if w != 0.0 {
+                        bits |= 1 << s;
+                        off -= w;
+                    }
+                }
+                if self.diag[c] > off * (1.0 + 1e-12) {
+                    bits |= DIRICHLET;
+                }
+                bits
+            })
+            .collect();
+        let links = &links;
+        let coupled = move |c: usize| (0..6).filter(move |s| links[c] & (1 << s) != 0).map(move |s| if s % 2 == 1 { c + strides[s / 2] } else { c - strides[s / 2] });
+        let reached: Vec<AtomicBool> = links.par_iter().map(|&l| AtomicBool::new(l & DIRICHLET != 0)).collect();
+        (0..n).into_par_iter().filter(|&c| links[c] & DIRICHLET != 0).for_each(|start| {
+            let mut stack = vec![start];
+            while let Some(c) = stack.pop() {
+                stack.extend(coupled(c).filter(|&d| !reached[d].load(Relaxed) && !reached[d].swap(true, Relaxed)));
+            }
+        });
+        let mut seen: Vec<bool> = reached.into_iter().map(AtomicBool::into_inner).collect();
+        let rest: Vec<usize> = (0..n).into_par_iter().filter(|&c| rows[c] && !seen[c]).collect();
+        let mut sets = Vec::new();
+        for start in rest {
+            if seen[start] {
+                continue;
+            }
+            let (mut stack, mut set) = (vec![start], Vec::new());
+            seen[start] = true;
+            while let Some(c) = stack.pop() {
+                set.push(c as u32);
+                for d in coupled(c) {
+                    if !seen[d] {
+                        seen[d] = true;
+                        stack.push(d);
+                    }
+                }
+            }
+            sets.push(set);
+        }
+        sets
     }
 }
 
@@ -381,6 +455,50 @@ mod tests {
             a.floating = vec![(0..(n * n * n) as u32).collect()];
         }
         a
+    }
+
+    /// Regions of a 6^3 box coupled within themselves only: `x < 2` with a Dirichlet part in
+    /// one cell, `x = 3` closed, `x = 5` closed and cut in two at `y = 3`; `x = 2, 4` are not
+    /// rows. Only the three closed regions are floating, each with all its rows, the same on
+    /// one thread and on three.
+    #[test]
+    fn floating_sets_are_the_closed_regions() {
+        let n = 6;
+        let region = |c: usize| {
+            let (i, j) = (c % n, (c / n) % n);
+            match i {
+                0 | 1 => Some(0),
+                3 => Some(1),
+                5 => Some(if j < 3 { 2 } else { 3 }),
+                _ => None,
+            }
+        };
+        let mut a = Stencil7::zeros([n, n, n]);
+        for c in 0..n * n * n {
+            for ax in 0..3 {
+                if let Some(d) = a.neighbour(c, ax, true).filter(|&d| region(c).is_some() && region(c) == region(d)) {
+                    a.plus[ax][c] = -1.0;
+                    a.diag[c] += 1.0;
+                    a.diag[d] += 1.0;
+                }
+            }
+        }
+        a.diag[n * n] += 2.0;
+        let rows: Vec<bool> = (0..n * n * n).map(|c| region(c).is_some()).collect();
+        let sets = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| a.floating_sets(&rows));
+        let found = sets(1);
+        assert_eq!(found, sets(3));
+        let mut members: Vec<Vec<u32>> = found
+            .iter()
+            .map(|s| {
+                let mut s = s.clone();
+                s.sort_unstable();
+                s
+            })
+            .collect();
+        members.sort();
+        let expected: Vec<Vec<u32>> = (1..4).map(|r| (0..(n * n * n) as u32).filter(|&c| region(c as usize) == Some(r)).collect()).collect();
+        assert_eq!(members, expected);
     }
 
     fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {

@@ -678,7 +678,7 @@ pub fn project(
     let to_scaled = dt / (density * grid.dx);
     let phi = &level_through_solids(grid, phi, solids, &up);
     let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
-    let mut solution: Vec<Real> = pressure.as_slice().iter().zip(unknown.as_slice()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
+    let mut solution: Vec<Real> = pressure.as_slice().par_iter().zip(unknown.as_slice().par_iter()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
     solution.resize(system.len(), 0.0);
     let (iterations, residual, converged) = if unilateral {
         // min 1/2 x^T A x - rhs^T x with the pressures at least zero; the part of `rhs` in
@@ -697,9 +697,8 @@ pub fn project(
         (info.iterations, info.relative_residual, info.converged)
     };
     let CoupledSystem { faces, by_solid, points, cell_mass, .. } = system;
-    let n = grid.cell_count();
-    let q = Array3::from_vec(grid.dims, solution[..n].to_vec());
-    let mu = &solution[n..];
+    let mu = solution.split_off(grid.cell_count());
+    let q = Array3::from_vec(grid.dims, solution);
     let mut valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &dual));
     let mut impulse_on_liquid = Vec3::zeros();
     let mut on_solids = Vec::with_capacity(faces.len());
@@ -718,9 +717,9 @@ pub fn project(
     let to_pascal = 1.0 / to_scaled;
     *pressure = q.par_map(|i, j, k, v| if unknown.get(i, j, k) { v * to_pascal } else { 0.0 });
     let report = CouplingReport {
-        projection: ProjectionReport { unknowns: unknown.as_slice().iter().filter(|&&u| u).count() + faces.len(), iterations, residual, converged },
+        projection: ProjectionReport { unknowns: unknown.as_slice().par_iter().filter(|&&u| u).count() + faces.len(), iterations, residual, converged },
         faces: faces.len(),
-        active: unknown.as_slice().iter().zip(q.as_slice()).filter(|&(&u, &v)| u && v == 0.0).count(),
+        active: unknown.as_slice().par_iter().zip(q.as_slice().par_iter()).filter(|&(&u, &v)| u && v == 0.0).count(),
         impulse_on_liquid,
     };
     (valid, report)

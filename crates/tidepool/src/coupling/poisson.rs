@@ -145,57 +145,13 @@ where
     let plus = [0, 1, 2].map(|axis| rows.par_iter().map(|r| r.1[axis]).collect());
     let mut a = Stencil7 { dims: grid.dims, diag: rows.par_iter().map(|r| r.0).collect(), plus, floating: Vec::new() };
     let b = rows.par_iter().map(|r| r.2).collect();
-    a.floating = floating_regions(&a, unknown);
+    a.floating = a.floating_sets(unknown.as_slice());
     (a, b)
 }
 
 /// Assembles the Poisson matrix and right-hand side for the liquid cells.
 pub fn assemble(grid: &Grid, phi: &Array3<Real>, liquid: &Array3<bool>, solids: &StaticSolids, velocity: &MacVelocity) -> (Stencil7, Vec<Real>) {
     assemble_with(grid, solids, velocity, liquid, 0.0, liquid_neighbour(phi, liquid))
-}
-
-/// Connected regions of unknowns with no Dirichlet condition (only walls, obstacles or given
-/// velocities around them): the constant pressure on each is in the matrix's nullspace.
-pub(crate) fn floating_regions(a: &Stencil7, unknown: &Array3<bool>) -> Vec<Vec<u32>> {
-    let n = a.diag.len();
-    let mut seen = vec![false; n];
-    let mut regions = Vec::new();
-    for start in 0..n {
-        if seen[start] || !unknown.as_slice()[start] {
-            continue;
-        }
-        let mut stack = vec![start];
-        seen[start] = true;
-        let mut members = Vec::new();
-        let mut dirichlet = false;
-        while let Some(c) = stack.pop() {
-            members.push(c as u32);
-            let around = a.neighbours(c);
-            let mut coupled = 0.0;
-            for axis in 0..3 {
-                for up in [false, true] {
-                    if let Some(m) = around[2 * axis + usize::from(up)] {
-                        let entry = if up { a.plus[axis][c] } else { a.plus[axis][m] };
-                        if entry != 0.0 {
-                            coupled -= entry;
-                            if !seen[m] {
-                                seen[m] = true;
-                                stack.push(m);
-                            }
-                        }
-                    }
-                }
-            }
-            // A row sum above zero is a Dirichlet term in this row.
-            if a.diag[c] - coupled > 1e-12 {
-                dirichlet = true;
-            }
-        }
-        if !dirichlet {
-            regions.push(members);
-        }
-    }
-    regions
 }
 
 /// Subtracts the gradient of `q` from the faces of unknown cells (ghost values at Dirichlet
@@ -207,42 +163,45 @@ where
     [0, 1, 2].map(|axis| {
         let faces = &mut velocity.faces[axis];
         let open = &solids.face_open[axis];
-        let updates = faces.par_map(|i, j, k, u| {
-            if open.get(i, j, k) == 0.0 {
+        let is_unknown = |c: Option<[usize; 3]>| c.is_some_and(|c| unknown.get(c[0], c[1], c[2]));
+        let q_at = |c: [usize; 3]| q.get(c[0], c[1], c[2]);
+        // Pressure difference (upper - lower) across face `f`, where the face is updated.
+        let jump = |f: [usize; 3]| -> Option<Real> {
+            if open.get(f[0], f[1], f[2]) == 0.0 {
                 return None;
             }
-            let f = [i, j, k];
             let lower = f[axis].checked_sub(1).map(|l| {
                 let mut c = f;
                 c[axis] = l;
                 c
             });
             let upper = (f[axis] < grid.dims[axis]).then_some(f);
-            let is_unknown = |c: Option<[usize; 3]>| c.is_some_and(|c| unknown.get(c[0], c[1], c[2]));
-            let q_at = |c: [usize; 3]| q.get(c[0], c[1], c[2]);
-            // Pressure difference (upper - lower) across the face.
-            let jump = match (is_unknown(lower), is_unknown(upper)) {
+            match (is_unknown(lower), is_unknown(upper)) {
                 (true, _) => match classify(lower?, axis, 1, upper) {
-                    Across::Unknown => q_at(upper?) - q_at(lower?),
-                    Across::Dirichlet(theta) => -q_at(lower?) / theta,
-                    Across::Coupled => return None,
+                    Across::Unknown => Some(q_at(upper?) - q_at(lower?)),
+                    Across::Dirichlet(theta) => Some(-q_at(lower?) / theta),
+                    Across::Coupled => None,
                 },
                 (false, true) => match classify(upper?, axis, 0, lower) {
-                    Across::Dirichlet(theta) => q_at(upper?) / theta,
-                    Across::Coupled => return None,
+                    Across::Dirichlet(theta) => Some(q_at(upper?) / theta),
+                    Across::Coupled => None,
                     Across::Unknown => unreachable!("an unknown neighbour is an unknown cell"),
                 },
-                (false, false) => return None,
-            };
-            Some(u - jump)
-        });
-        let mut changed = Array3::filled(faces.dims(), false);
-        for (c, update) in updates.as_slice().iter().enumerate() {
-            if let Some(u) = update {
-                faces.as_mut_slice()[c] = *u;
-                changed.as_mut_slice()[c] = true;
+                (false, false) => None,
             }
-        }
+        };
+        let [nx, ny, _] = faces.dims();
+        let mut changed = Array3::filled(faces.dims(), false);
+        faces.as_mut_slice().par_chunks_mut(nx * ny).zip(changed.as_mut_slice().par_chunks_mut(nx * ny)).enumerate().for_each(|(k, (us, marks))| {
+            for j in 0..ny {
+                for i in 0..nx {
+                    if let Some(jump) = jump([i, j, k]) {
+                        us[i + nx * j] -= jump;
+                        marks[i + nx * j] = true;
+                    }
+                }
+            }
+        });
         changed
     })
 }

@@ -347,23 +347,24 @@ impl LevelSetLiquid {
     /// Free-slip condition at blocked faces: the component normal to the solid is removed (for
     /// the axis-aligned domain walls this sets the wall-normal velocity to zero).
     fn constrain_at_solids(&mut self, grid: &Grid, solids: &StaticSolids) {
-        let snapshot = self.velocity.clone();
-        for a in 0..3 {
+        // Only obstacles close faces inside the domain; their normal is taken from the velocity
+        // before any face changed.
+        let before = solids.has_obstacles().then(|| self.velocity.clone());
+        for (a, faces) in self.velocity.faces.iter_mut().enumerate() {
             let open = &solids.face_open[a];
-            let updated = snapshot.faces[a].par_map(|i, j, k, u| {
+            faces.par_update(|i, j, k, u| {
                 if open.get(i, j, k) > 0.0 {
-                    return u;
+                    return;
                 }
                 let idx = [i, j, k];
-                if idx[a] == 0 || idx[a] == grid.dims[a] {
-                    return 0.0;
-                }
+                let Some(before) = before.as_ref().filter(|_| idx[a] > 0 && idx[a] < grid.dims[a]) else {
+                    *u = 0.0;
+                    return;
+                };
                 let x = grid.position(Location::Face(a), i, j, k);
                 let n = grid.gradient(&solids.phi_cells, Location::Cell, &x).try_normalize(1e-12).unwrap_or_default();
-                let v = snapshot.at(grid, &x);
-                u - v.dot(&n) * n[a]
+                *u -= before.at(grid, &x).dot(&n) * n[a];
             });
-            self.velocity.faces[a] = updated;
         }
     }
 

@@ -826,7 +826,7 @@ impl FlipLiquid {
         let (matrix, packing) = system.matrix.packed();
         let params = self.mprgp_params(&matrix, &packing);
         let mut c = c.to_vec();
-        for set in floating_sets(system) {
+        for set in system.matrix.floating_sets(&system.unknown) {
             let sum: Real = set.iter().map(|&i| c[i as usize]).sum();
             if sum < 0.0 {
                 let share = sum / set.len() as Real;
@@ -1109,43 +1109,4 @@ fn extrapolate_faces(u: &mut [Array3<Real>; 3], marked: [Array3<bool>; 3], layer
     for (face, mut valid) in u.iter_mut().zip(marked) {
         crate::grid::extrapolate::extrapolate(face, &mut valid, layers);
     }
-}
-
-/// Connected sets of unknowns with no zero-pressure neighbour (no open side or air cell next
-/// to them): their pressure is determined up to a constant.
-fn floating_sets(system: &System) -> Vec<Vec<u32>> {
-    let m = &system.matrix;
-    let n = m.diag.len();
-    let mut seen = vec![false; n];
-    let mut sets = Vec::new();
-    for start in 0..n {
-        if !system.unknown[start] || seen[start] {
-            continue;
-        }
-        let (mut stack, mut set, mut anchored) = (vec![start], Vec::new(), false);
-        seen[start] = true;
-        while let Some(c) = stack.pop() {
-            set.push(c as u32);
-            let mut off = 0.0;
-            for a in 0..3 {
-                for up in [false, true] {
-                    if let Some(d) = m.neighbour(c, a, up) {
-                        let w = m.entry(c, d);
-                        if w != 0.0 {
-                            off -= w;
-                            if !seen[d] {
-                                seen[d] = true;
-                                stack.push(d);
-                            }
-                        }
-                    }
-                }
-            }
-            anchored |= m.diag[c] > off * (1.0 + 1e-12);
-        }
-        if !anchored {
-            sets.push(set);
-        }
-    }
-    sets
 }
