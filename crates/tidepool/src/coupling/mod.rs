@@ -49,10 +49,11 @@ use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::{CoupledSolid, Held, StaticSolids};
-use poisson::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, THETA_MIN};
+use poisson::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, SolveSeconds, THETA_MIN};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Instant;
 use tidepool_linalg::{largest_eigenvalue, mprgp, pcg, FreeSetJacobi, LinearOperator, Mic0, MprgpParams, Multigrid, PcgParams, Preconditioner, Stencil7};
 
 /// Smallest share of a coupled face's dual cell left to the liquid (bounds the coefficients
@@ -676,10 +677,18 @@ pub fn project(
 ) -> ([Array3<bool>; 3], CouplingReport) {
     let FluidView { grid, phi, statics: static_solids, density, params, preconditioner, up, unilateral } = fluid;
     let to_scaled = dt / (density * grid.dx);
+    let mut seconds = SolveSeconds::default();
+    let mut stopwatch = Instant::now();
+    let mut lap = |slot: &mut f64| {
+        let now = Instant::now();
+        *slot = (now - stopwatch).as_secs_f64();
+        stopwatch = now;
+    };
     let phi = &level_through_solids(grid, phi, solids, &up);
     let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
     let mut solution: Vec<Real> = pressure.as_slice().par_iter().zip(unknown.as_slice().par_iter()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
     solution.resize(system.len(), 0.0);
+    lap(&mut seconds.assembly);
     let (iterations, residual, converged) = if unilateral {
         // min 1/2 x^T A x - rhs^T x with the pressures at least zero; the part of `rhs` in
         // the nullspace (a closed region's uniform pressure) is removed as PCG removes it.
@@ -689,13 +698,16 @@ pub fn project(
         let lower: Vec<Real> = (0..system.len()).map(|i| if i < cells { 0.0 } else { Real::NEG_INFINITY }).collect();
         let (norm, _) = largest_eigenvalue(&system, &mut Vec::new(), 1e-3, 200);
         let step = MprgpParams { tolerance: params.tolerance, max_iterations: params.max_iterations, gamma: 1.0, step_length: 1.8 / norm.max(1e-300) };
+        lap(&mut seconds.setup);
         let info = mprgp(&system, &mut FreeSetJacobi::from_diagonal(&system.diagonal()), &c, &lower, &mut solution, step);
         (info.iterations, info.relative_residual, info.converged)
     } else {
         let preconditioner = CoupledPreconditioner::new(&system.pressure, &system.faces, system.impulse_diagonal(), preconditioner);
+        lap(&mut seconds.setup);
         let info = pcg(&system, &preconditioner, &rhs, &mut solution, params);
         (info.iterations, info.relative_residual, info.converged)
     };
+    lap(&mut seconds.iterations);
     let CoupledSystem { faces, by_solid, points, cell_mass, .. } = system;
     let mu = solution.split_off(grid.cell_count());
     let q = Array3::from_vec(grid.dims, solution);
@@ -716,8 +728,9 @@ pub fn project(
     }
     let to_pascal = 1.0 / to_scaled;
     *pressure = q.par_map(|i, j, k, v| if unknown.get(i, j, k) { v * to_pascal } else { 0.0 });
+    lap(&mut seconds.update);
     let report = CouplingReport {
-        projection: ProjectionReport { unknowns: unknown.as_slice().par_iter().filter(|&&u| u).count() + faces.len(), iterations, residual, converged },
+        projection: ProjectionReport { unknowns: unknown.as_slice().par_iter().filter(|&&u| u).count() + faces.len(), iterations, residual, converged, seconds },
         faces: faces.len(),
         active: unknown.as_slice().par_iter().zip(q.as_slice().par_iter()).filter(|&(&u, &v)| u && v == 0.0).count(),
         impulse_on_liquid,

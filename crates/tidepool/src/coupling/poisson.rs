@@ -36,6 +36,21 @@ pub struct ProjectionReport {
     pub residual: Real,
     /// Whether the tolerance was met.
     pub converged: bool,
+    /// Wall-clock seconds of the solve's parts.
+    pub seconds: SolveSeconds,
+}
+
+/// Wall-clock seconds of a coupled solve's parts (for `tidepool bench`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SolveSeconds {
+    /// Classifying cells and faces and assembling the system.
+    pub assembly: f64,
+    /// Setting up the preconditioner (multigrid levels, MIC(0)) or MPRGP's norm estimate.
+    pub setup: f64,
+    /// The iterations.
+    pub iterations: f64,
+    /// Updating the velocity, the solids and the pressure from the solution.
+    pub update: f64,
 }
 
 /// How the cell across an open face of an unknown cell enters the Poisson system.
