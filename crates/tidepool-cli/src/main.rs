@@ -210,7 +210,7 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
     match outcome? {
         RunOutcome::Completed => {
             if !args.quiet {
-                let peak = peak_memory().map_or(String::new(), |bytes| format!("; peak memory {:.1} MiB", bytes as f64 / 1048576.0));
+                let peak = tidepool::bench::peak_resident_bytes().map_or(String::new(), |bytes| format!("; peak memory {:.1} MiB", bytes as f64 / 1048576.0));
                 eprintln!("tidepool: wrote frames 0..={last_frame} to {}{peak}", dir.display());
             }
             if args.movie {
@@ -223,14 +223,6 @@ fn run(args: RunArgs) -> anyhow::Result<u8> {
             Ok(EXIT_INTERRUPTED)
         }
     }
-}
-
-/// The process's peak resident memory (bytes), where the system tells it (Linux:
-/// `VmHWM` in `/proc/self/status`).
-fn peak_memory() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kib: u64 = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// `tidepool movie` and `run --movie`: the previews in `dir` into `movie.mp4`.

@@ -238,15 +238,12 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
     }
     let mut total = PhaseTimings::default();
     let mut iterations = 0;
-    let mut solve = [0.0; 4];
+    let mut solve = poisson::SolveSeconds::default();
     for _ in 0..substeps {
         if let FluidStep::LevelSet { projection, timings } = crate::pipeline::step(world, dt).expect("stable").fluid {
             total.accumulate(&timings);
             iterations += projection.iterations;
-            let s = projection.seconds;
-            for (sum, part) in solve.iter_mut().zip([s.assembly, s.setup, s.iterations, s.update]) {
-                *sum += part;
-            }
+            solve.accumulate(&projection.seconds);
         }
     }
     let per = |s: f64| s / substeps as f64;
@@ -269,7 +266,7 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
             "bodies": per(total.bodies),
         },
         "pressure_iterations_per_substep": iterations as f64 / substeps as f64,
-        "velocity_solve_seconds_per_substep": { "assembly": per(solve[0]), "setup": per(solve[1]), "iterations": per(solve[2]), "update": per(solve[3]) },
+        "velocity_solve_seconds_per_substep": { "assembly": per(solve.assembly), "setup": per(solve.setup), "iterations": per(solve.iterations), "update": per(solve.update) },
         "particles": world.level_set().map_or(0, |f| f.liquid.particles.len()),
         "state_bytes_per_cell": world.heap_bytes() as f64 / cells as f64,
         "deformable_bodies_bytes": world.bodies_heap_bytes(),

@@ -53,6 +53,16 @@ pub struct SolveSeconds {
     pub update: f64,
 }
 
+impl SolveSeconds {
+    /// Adds another solve's seconds.
+    pub fn accumulate(&mut self, other: &SolveSeconds) {
+        self.assembly += other.assembly;
+        self.setup += other.setup;
+        self.iterations += other.iterations;
+        self.update += other.update;
+    }
+}
+
 /// How the cell across an open face of an unknown cell enters the Poisson system.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Across {

@@ -75,10 +75,9 @@ enum Material {
 /// Opacity of the water's nearest surface over what lies behind it.
 const WATER_OPACITY: Real = 0.7;
 
-/// A z-buffer for opaque surfaces and a second one for the water's nearest surface, blended
-/// over them (so bodies under water show through).
-/// The supersampled picture: per sample, the nearest opaque and water surfaces' depths and
-/// colours, in single precision and 8 bits per channel (14 bytes a sample: 29 MB at the
+/// The supersampled picture: a z-buffer for opaque surfaces and a second one for the water's
+/// nearest surface, blended over them (so bodies under water show through). Per sample the
+/// two depths and colours are kept in single precision and 8 bits per channel (14 bytes a sample: 29 MB at the
 /// default 960 x 540 supersampled 2x2; in double precision it was 133 MB, most of a default
 /// run's memory).
 struct Raster {

@@ -356,14 +356,15 @@ impl LevelSetLiquid {
                 if open.get(i, j, k) > 0.0 {
                     return;
                 }
-                let idx = [i, j, k];
-                let Some(before) = before.as_ref().filter(|_| idx[a] > 0 && idx[a] < grid.dims[a]) else {
-                    *u = 0.0;
-                    return;
-                };
-                let x = grid.position(Location::Face(a), i, j, k);
-                let n = grid.gradient(&solids.phi_cells, Location::Cell, &x).try_normalize(1e-12).unwrap_or_default();
-                *u -= before.at(grid, &x).dot(&n) * n[a];
+                let on_wall = [i, j, k][a] == 0 || [i, j, k][a] == grid.dims[a];
+                match &before {
+                    Some(before) if !on_wall => {
+                        let x = grid.position(Location::Face(a), i, j, k);
+                        let n = grid.gradient(&solids.phi_cells, Location::Cell, &x).try_normalize(1e-12).unwrap_or_default();
+                        *u -= before.at(grid, &x).dot(&n) * n[a];
+                    }
+                    _ => *u = 0.0,
+                }
             });
         }
     }
