@@ -10,7 +10,7 @@ use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
 use crate::solids::StaticSolids;
-use eulerian::{LevelSetLiquid, LiquidMeasures, LiquidSource, LiquidSurface};
+use eulerian::{LevelSetLiquid, LiquidMeasures, LiquidSource, LiquidSurface, LiquidVolumes};
 use flip::FlipLiquid;
 use lattice::SurfaceFlow;
 use std::borrow::Cow;
@@ -113,6 +113,15 @@ impl Fluid {
                 let velocities = vec![Vec3::zeros(); water.vertices.len()];
                 LiquidSurface { mesh: water, velocities }
             }
+        }
+    }
+
+    /// The liquid as volumes (signed distance and velocity), for the grid fluids.
+    pub fn volumes(&self) -> Option<LiquidVolumes> {
+        match self {
+            Fluid::LevelSet(f) => Some(f.liquid.volumes(&f.grid)),
+            Fluid::Flip(f) => Some(f.volumes()),
+            Fluid::Surface(_) => None,
         }
     }
 

@@ -27,6 +27,18 @@ pub struct Grid {
     pub origin: Vec3,
 }
 
+/// Values at the points `origin + spacing (i, j, k)` of a lattice: a field sampled for output
+/// (marching cubes, volume caches).
+#[derive(Clone, Debug)]
+pub struct Sampled<T> {
+    /// The values.
+    pub values: Array3<T>,
+    /// Position of sample `(0, 0, 0)` (m).
+    pub origin: Vec3,
+    /// Distance between neighbouring samples (m).
+    pub spacing: Real,
+}
+
 /// Where the samples of a grid array live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {

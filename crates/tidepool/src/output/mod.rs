@@ -1,11 +1,12 @@
-//! Frame sinks: `stats.jsonl`, meshes (PLY, OBJ), VTK (ParaView), PNG previews, checkpoints;
-//! and the run's record (`scene.toml` copy, `run.json`). Every file is written atomically: to a
-//! temporary file in the same directory, then renamed over the target.
+//! Frame sinks: `stats.jsonl`, meshes (PLY, OBJ), VTK (ParaView), OpenVDB volumes, PNG previews,
+//! checkpoints; and the run's record (`scene.toml` copy, `run.json`). Every file is written
+//! atomically: to a temporary file in the same directory, then renamed over the target.
 
 pub mod checkpoint;
 pub mod mesh_files;
 pub mod preview;
 pub mod stats;
+pub mod vdb;
 pub mod vtk;
 
 use crate::driver::FrameSink;
@@ -79,6 +80,9 @@ pub fn sinks(scene: &AnyScene, dir: &Path, resume_after: Option<u32>) -> Result<
             if wants(Format::Vtk) {
                 let flip = loaded.scene.liquid.method == LiquidMethod::Flip;
                 sinks.push(Box::new(vtk::VtkSink::new(dir, out.every, loaded.scene.simulation.fps, resume_after, flip, !loaded.bodies.is_empty())));
+            }
+            if wants(Format::Vdb) {
+                sinks.push(Box::new(vdb::VdbSink::new(dir, out.every)));
             }
             if wants(Format::Png) {
                 let mut obstacles = TriMesh::default();

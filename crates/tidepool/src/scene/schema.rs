@@ -562,6 +562,8 @@ pub enum Format {
     Vtk,
     /// A shaded preview image.
     Png,
+    /// OpenVDB volumes of the liquid (level set, fog, velocity).
+    Vdb,
 }
 
 /// The preview camera.

@@ -123,3 +123,23 @@ pub fn exchanged_impulse(world: &mut World, substeps: usize, what: &str) -> Real
     }
     exchanged
 }
+
+/// A Python interpreter that can import `module` (Debian's `/usr/bin/python3` first, where
+/// `apt` installs modules, then `python3` on `PATH`), or `None` after saying loudly on stderr
+/// that the check it serves is skipped and how to install the module.
+pub fn python_with(module: &str, install: &str) -> Option<String> {
+    let found = ["/usr/bin/python3", "python3"]
+        .into_iter()
+        .find(|python| std::process::Command::new(python).args(["-c", &format!("import {module}")]).output().is_ok_and(|o| o.status.success()));
+    if found.is_none() {
+        eprintln!("\n*** SKIPPED: no Python here imports `{module}`; install it with `{install}` to run this check ***\n");
+    }
+    found.map(String::from)
+}
+
+/// Runs the Python `script` with `args` and returns its standard output as JSON.
+pub fn python_json(python: &str, script: &str, args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(python).arg("-c").arg(script).args(args).output().expect("python runs");
+    assert!(out.status.success(), "python failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}

@@ -13,7 +13,7 @@ use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
 use crate::grid::extrapolate::extrapolate;
 use crate::grid::level_set::{reinitialize, volume_inside};
 use crate::grid::marching_cubes::marching_cubes;
-use crate::grid::{Array3, Grid, Location, MacVelocity};
+use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
 use crate::math::{Real, Vec3};
 use crate::solids::CoupledSolid;
 use crate::solids::StaticSolids;
@@ -125,6 +125,19 @@ pub struct LiquidSurface {
     pub mesh: TriMesh,
     /// Velocity at each vertex (m/s), for motion blur.
     pub velocities: Vec<Vec3>,
+}
+
+/// How far outside the surface (in cells) a liquid's velocity volume reaches.
+pub const VOLUME_BAND: Real = 3.0;
+
+/// The liquid as volumes (the VDB caches' source).
+#[derive(Clone, Debug)]
+pub struct LiquidVolumes {
+    /// Signed distance (m, negative in the liquid) whose zero set is the surface mesh.
+    pub phi: Sampled<Real>,
+    /// Velocity (m/s) at the cell centres within [`VOLUME_BAND`] cells of the surface, zero
+    /// elsewhere.
+    pub velocity: Sampled<Vec3>,
 }
 
 /// The liquid's state.
@@ -438,10 +451,9 @@ impl LevelSetLiquid {
         Ok(())
     }
 
-    /// The zero level set by marching cubes over the cell centres. The grid is padded by one cell
-    /// whose value mirrors the boundary cell's magnitude, so liquid touching a domain side is
-    /// closed off exactly on that side.
-    pub fn surface(&self, grid: &Grid) -> LiquidSurface {
+    /// The level set over the cell centres padded by one cell whose value mirrors the boundary
+    /// cell's magnitude, so that liquid touching a domain side is closed off exactly on that side.
+    pub fn padded_phi(&self, grid: &Grid) -> Sampled<Real> {
         let dims = grid.dims.map(|n| n + 2);
         let mut padded = Array3::filled(dims, 0.0);
         padded.par_fill_with(|i, j, k| {
@@ -455,9 +467,23 @@ impl LevelSetLiquid {
                 v
             }
         });
-        let mesh = marching_cubes(&padded, grid.origin - Vec3::repeat(0.5 * grid.dx), grid.dx);
+        Sampled { values: padded, origin: grid.origin - Vec3::repeat(0.5 * grid.dx), spacing: grid.dx }
+    }
+
+    /// The zero level set of [`Self::padded_phi`] by marching cubes.
+    pub fn surface(&self, grid: &Grid) -> LiquidSurface {
+        let phi = self.padded_phi(grid);
+        let mesh = marching_cubes(&phi.values, phi.origin, phi.spacing);
         let velocities = mesh.vertices.par_iter().map(|v| self.velocity.at(grid, v)).collect();
         LiquidSurface { mesh, velocities }
+    }
+
+    /// The liquid as volumes: [`Self::padded_phi`], and the velocity at the cell centres within
+    /// [`VOLUME_BAND`] cells of the surface.
+    pub fn volumes(&self, grid: &Grid) -> LiquidVolumes {
+        let band = VOLUME_BAND * grid.dx;
+        let velocity = self.phi.par_map(|i, j, k, phi| if phi < band { self.velocity.at_cell(i, j, k) } else { Vec3::zeros() });
+        LiquidVolumes { phi: self.padded_phi(grid), velocity: Sampled { values: velocity, origin: grid.position(Location::Cell, 0, 0, 0), spacing: grid.dx } }
     }
 
     /// The liquid's state for a checkpoint: volume control, velocity, level set, pressure (the

@@ -26,8 +26,8 @@ pub mod solve;
 pub mod surface;
 
 use crate::coupling::{self, FluidView};
-use crate::fluids::eulerian::LiquidSource;
-use crate::grid::{Array3, Grid, Location, MacVelocity};
+use crate::fluids::eulerian::{LiquidSource, LiquidSurface, LiquidVolumes, VOLUME_BAND};
+use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
 use crate::math::{Real, SplitMix64, Vec3};
 use crate::settings::Settings;
 use crate::solids::Boundary;
@@ -37,6 +37,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use solve::System;
 use std::time::Instant;
+use surface::ParticleKernel;
 use tidepool_linalg::{largest_eigenvalue, mprgp, CsrMatrix, FreeSetMic0, MprgpParams, Packing, PcgParams};
 
 /// How the liquid resists compression.
@@ -433,14 +434,39 @@ impl FlipLiquid {
 
     /// The liquid's surface reconstructed from the particles (Zhu–Bridson, see [`surface`]),
     /// with the particles' velocity at each vertex.
-    pub fn surface(&self) -> crate::fluids::eulerian::LiquidSurface {
+    pub fn surface(&self) -> LiquidSurface {
+        self.with_kernel(|kernel| {
+            let (mesh, velocities) = kernel.surface();
+            LiquidSurface { mesh, velocities }
+        })
+    }
+
+    /// The liquid as volumes: the surface's `phi` (on a lattice twice as fine as the grid) and
+    /// the grid velocity at the cell centres within [`VOLUME_BAND`] cells of it.
+    pub fn volumes(&self) -> LiquidVolumes {
+        let phi = self.with_kernel(|kernel| kernel.phi());
+        let band = VOLUME_BAND * self.grid.dx;
+        // Cell centre (i, j, k) is node (2i + 2, 2j + 2, 2k + 2) of the fine lattice.
+        let velocity = Array3::filled(self.grid.dims, Vec3::zeros()).par_map(|i, j, k, _| {
+            let near = phi.values.get(2 * i + 2, 2 * j + 2, 2 * k + 2) < band;
+            if near {
+                self.velocity.at_cell(i, j, k)
+            } else {
+                Vec3::zeros()
+            }
+        });
+        let origin = self.grid.position(Location::Cell, 0, 0, 0);
+        LiquidVolumes { phi, velocity: Sampled { values: velocity, origin, spacing: self.grid.dx } }
+    }
+
+    /// Runs `f` with the particles binned and seen through the surface kernel.
+    fn with_kernel<T>(&self, f: impl FnOnce(&ParticleKernel) -> T) -> T {
         let grid = self.grid;
         let mut positions = self.positions.clone();
         let mut velocities = self.velocities.clone();
         let bins = Bins::sort(&grid, &mut positions, &mut [&mut velocities]);
         let spacing = grid.dx / (self.params.particles_per_cell as Real).cbrt();
-        let (mesh, velocities) = surface::particle_surface(&grid, &bins, &positions, &velocities, spacing);
-        crate::fluids::eulerian::LiquidSurface { mesh, velocities }
+        f(&ParticleKernel::new(&grid, &bins, &positions, &velocities, spacing))
     }
 
     /// Heap bytes held by the state.
