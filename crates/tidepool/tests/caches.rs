@@ -1,10 +1,12 @@
 //! Caches for other programs, read back by those programs' own libraries: OpenVDB volumes by
-//! `pyopenvdb`. Where the library is not installed a test says so loudly and checks nothing.
+//! `pyopenvdb`, USD stages by `pxr` (`usd-core`). Where the library is not installed a test
+//! says so loudly and checks nothing.
 
 mod common;
 
 use serde_json::Value;
 use std::path::Path;
+use tidepool::fluids::Fluid;
 use tidepool::grid::{Array3, Sampled};
 use tidepool::math::{Real, Vec3};
 use tidepool::output::vdb::{self, HALF_WIDTH};
@@ -159,6 +161,80 @@ fn runs_write_volumes_per_frame() {
             assert!((fog / liquid_volume - 1.0).abs() < 0.03, "{method} frame {frame}: the fog holds {fog} m³ of {liquid_volume}");
             // Still water at frame 0 has no velocity to write; the released column has.
             assert_eq!(grid(&read, "vel")["active"].as_u64().unwrap() > 0, frame == 1, "{method} frame {frame}");
+        }
+    }
+}
+
+/// Opens a USD stage with `pxr` and prints its metadata and, per prim, the type, the points'
+/// time samples and, at the last one, the counts of points, velocities and faces, the largest
+/// face index and speed.
+const READ_USD: &str = r#"
+import json, sys
+from pxr import Usd, UsdGeom
+stage = Usd.Stage.Open(sys.argv[1])
+out = {"up": UsdGeom.GetStageUpAxis(stage), "meters": UsdGeom.GetStageMetersPerUnit(stage),
+       "end": stage.GetEndTimeCode(), "fps": stage.GetTimeCodesPerSecond(), "prims": {}}
+for prim in stage.Traverse():
+    entry = {"type": prim.GetTypeName()}
+    g = UsdGeom.PointBased(prim)
+    if g:
+        times = list(g.GetPointsAttr().GetTimeSamples())
+        t = times[-1] if times else Usd.TimeCode.Default()
+        velocities = g.GetVelocitiesAttr().Get(t) or []
+        entry.update(times=times, points=len(g.GetPointsAttr().Get(t) or []), velocities=len(velocities),
+                     max_speed=max((v.GetLength() for v in velocities), default=0.0))
+        if prim.GetTypeName() == "Mesh":
+            indices = UsdGeom.Mesh(prim).GetFaceVertexIndicesAttr().Get(t) or []
+            entry.update(faces=len(UsdGeom.Mesh(prim).GetFaceVertexCountsAttr().Get(t) or []),
+                         max_index=max(indices) if len(indices) else -1)
+    out["prims"][prim.GetName()] = entry
+print(json.dumps(out))
+"#;
+
+/// A level-set run with a body and an obstacle, and a FLIP run, with `formats = ["usd"]`: the
+/// stage opens in USD with Y up, metres and the scene's frame rate; the liquid, the body and
+/// FLIP's particles are time-sampled at every frame with as many velocities as points and the
+/// mesh and particle counts of the run; the obstacle is static.
+#[test]
+fn runs_write_a_usd_stage() {
+    let Some(python) = common::python_with("pxr", "pip install usd-core") else { return };
+    for method in ["level-set", "flip"] {
+        let dir = common::temp_dir(&format!("usd-run-{method}"));
+        let scene = common::load(&format!(
+            "[simulation]\nframes = 2\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.8, 0.5, 0.3]\nresolution = 16\n\
+             [liquid]\nmethod = \"{method}\"\n[[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [0.3, 0.35, 0.3] }}\n\
+             [[obstacle]]\nshape.box = {{ min = [0.6, 0.0, 0.1], max = [0.7, 0.1, 0.2] }}\n\
+             [[body]]\nname = \"ball\"\nshape.sphere = {{ center = [0.5, 0.3, 0.15], radius = 0.06 }}\ndensity = 500.0\n\
+             [output]\nformats = [\"usd\"]\n"
+        ));
+        let world = common::run_into(&AnyScene::Liquid(Box::new(scene)), &dir, 2, false).unwrap();
+        let read = common::python_json(&python, READ_USD, &[dir.join("tidepool.usda").to_str().unwrap()]);
+        assert_eq!((read["up"].as_str(), read["meters"].as_f64(), read["end"].as_f64(), read["fps"].as_f64()), (Some("Y"), Some(1.0), Some(2.0), Some(30.0)));
+        let prims = &read["prims"];
+        let surface = world.fluid.surface();
+        let (body, _) = world.solids.surface();
+        for (name, points, faces) in [("Liquid", surface.mesh.vertices.len(), surface.mesh.triangles.len()), ("Bodies", body.vertices.len(), body.triangles.len())] {
+            let prim = &prims[name];
+            assert_eq!(prim["type"], "Mesh", "{method} {name}");
+            assert_eq!(f64s(&prim["times"]), [0.0, 1.0, 2.0], "{method} {name}");
+            assert_eq!(
+                (prim["points"].as_u64(), prim["velocities"].as_u64(), prim["faces"].as_u64()),
+                (Some(points as u64), Some(points as u64), Some(faces as u64)),
+                "{method} {name}"
+            );
+            assert_eq!(prim["max_index"].as_u64(), Some(points as u64 - 1));
+            assert!(prim["max_speed"].as_f64().unwrap() > 0.1, "{method} {name}: the liquid and the ball move");
+        }
+        assert_eq!((prims["Obstacles"]["points"].as_u64(), prims["Obstacles"]["times"].as_array().map(Vec::len)), (Some(8), Some(0)));
+        if method == "flip" {
+            let Fluid::Flip(f) = &world.fluid else { unreachable!() };
+            let particles = &prims["Particles"];
+            assert_eq!(
+                (particles["type"].as_str(), particles["points"].as_u64(), particles["velocities"].as_u64()),
+                (Some("Points"), Some(f.positions.len() as u64), Some(f.positions.len() as u64))
+            );
+        } else {
+            assert!(prims.get("Particles").is_none());
         }
     }
 }

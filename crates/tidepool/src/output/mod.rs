@@ -1,11 +1,12 @@
-//! Frame sinks: `stats.jsonl`, meshes (PLY, OBJ), VTK (ParaView), OpenVDB volumes, PNG previews,
-//! checkpoints; and the run's record (`scene.toml` copy, `run.json`). Every file is written
+//! Frame sinks: `stats.jsonl`, meshes (PLY, OBJ), VTK (ParaView), USD stages, OpenVDB volumes, PNG
+//! previews, checkpoints; and the run's record (`scene.toml` copy, `run.json`). Every file is written
 //! atomically: to a temporary file in the same directory, then renamed over the target.
 
 pub mod checkpoint;
 pub mod mesh_files;
 pub mod preview;
 pub mod stats;
+pub mod usd;
 pub mod vdb;
 pub mod vtk;
 
@@ -84,11 +85,15 @@ pub fn sinks(scene: &AnyScene, dir: &Path, resume_after: Option<u32>) -> Result<
             if wants(Format::Vdb) {
                 sinks.push(Box::new(vdb::VdbSink::new(dir, out.every)));
             }
+            let mut obstacles = TriMesh::default();
+            for (_, shape) in &loaded.obstacles {
+                obstacles.append(&shape.surface_mesh());
+            }
+            if wants(Format::Usd) {
+                let fps = loaded.scene.simulation.fps;
+                sinks.push(Box::new(usd::UsdSink::new(dir, out.every, fps, resume_after, !loaded.bodies.is_empty(), obstacles.clone())?));
+            }
             if wants(Format::Png) {
-                let mut obstacles = TriMesh::default();
-                for (_, shape) in &loaded.obstacles {
-                    obstacles.append(&shape.surface_mesh());
-                }
                 sinks.push(Box::new(preview::PreviewSink::new(dir, out.every, &out.camera, obstacles)));
             }
         }

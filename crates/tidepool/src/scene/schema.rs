@@ -564,6 +564,8 @@ pub enum Format {
     Png,
     /// OpenVDB volumes of the liquid (level set, fog, velocity).
     Vdb,
+    /// A USD stage of the run (liquid, bodies, particles, obstacles).
+    Usd,
 }
 
 /// The preview camera.
