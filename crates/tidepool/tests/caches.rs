@@ -238,3 +238,84 @@ fn runs_write_a_usd_stage() {
         }
     }
 }
+
+/// Run inside Blender after `tools/blender_import.py`: prints, at frames 0 and 2, per object the
+/// vertex and face counts, the `velocity` attribute's type and domain, its largest component,
+/// the largest world coordinates, and a volume's grids and file.
+const CHECK_BLENDER: &str = r#"
+import bpy, json
+import numpy as np
+scene = bpy.context.scene
+out = {"fps": scene.render.fps / scene.render.fps_base, "end": scene.frame_end, "frames": {}}
+for frame in (0, 2):
+    scene.frame_set(frame)
+    graph = bpy.context.evaluated_depsgraph_get()
+    entry = {}
+    for ob in bpy.data.objects:
+        if ob.type == "VOLUME":
+            ob.data.grids.load()
+            entry[ob.name] = {"grids": sorted(g.name for g in ob.data.grids), "file": ob.data.grids.frame_filepath}
+        if ob.type != "MESH" or not ob.name.startswith("tidepool"):
+            continue
+        mesh = ob.evaluated_get(graph).data
+        co = np.zeros(3 * len(mesh.vertices))
+        mesh.vertices.foreach_get("co", co)
+        world = np.array(ob.matrix_world)
+        points = co.reshape(-1, 3) @ world[:3, :3].T + world[:3, 3]
+        velocity = mesh.attributes.get("velocity")
+        largest = None
+        if velocity is not None:
+            v = np.zeros(3 * len(mesh.vertices))
+            velocity.data.foreach_get("vector", v)
+            largest = float(np.abs(v).max())
+        entry[ob.name] = {"vertices": len(mesh.vertices), "faces": len(mesh.polygons), "max": points.max(axis=0).tolist(),
+                          "velocity": None if velocity is None else [velocity.data_type, velocity.domain], "largest": largest}
+    out["frames"][str(frame)] = entry
+print("TIDEPOOL " + json.dumps(out))
+"#;
+
+/// `tools/blender_import.py` loads a level-set run with a body, an obstacle and volumes into
+/// Blender: the liquid and the body are meshes swapped per frame with the PLY's counts and a
+/// point `velocity` vector attribute holding the run's velocities, turned Z-up (Blender's
+/// height is tidepool's y), the obstacle is static, the VDB sequence follows the frames, and
+/// the frame rate and range are the run's.
+#[test]
+fn blender_imports_a_run_with_velocity() {
+    if std::process::Command::new("blender").arg("--version").output().is_err() {
+        eprintln!("\n*** SKIPPED: Blender is not installed; install it (`apt install blender`) to check tools/blender_import.py ***\n");
+        return;
+    }
+    let dir = common::temp_dir("blender-import");
+    let scene = common::load(
+        "[simulation]\nframes = 2\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.8, 0.5, 0.3]\nresolution = 16\n\
+         [[liquid.region]]\nshape.box = { min = [0.0, 0.0, 0.0], max = [0.3, 0.35, 0.3] }\n\
+         [[obstacle]]\nshape.box = { min = [0.6, 0.0, 0.1], max = [0.7, 0.1, 0.2] }\n\
+         [[body]]\nname = \"ball\"\nshape.sphere = { center = [0.5, 0.3, 0.15], radius = 0.06 }\ndensity = 500.0\n\
+         [output]\nformats = [\"ply\", \"vdb\"]\n",
+    );
+    let world = common::run_into(&AnyScene::Liquid(Box::new(scene)), &dir, 2, false).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/blender_import.py");
+    let out =
+        std::process::Command::new("blender").args(["-b", "--factory-startup", "--python"]).arg(&script).args(["--python-expr", CHECK_BLENDER, "--"]).arg(&dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix("TIDEPOOL ")).unwrap_or_else(|| panic!("no report from Blender:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let read: Value = serde_json::from_str(line).unwrap();
+    assert_eq!((read["fps"].as_f64(), read["end"].as_u64()), (Some(30.0), Some(2)));
+    let at_2 = &read["frames"]["2"];
+    let surface = world.fluid.surface();
+    let (body, body_velocities) = world.solids.surface();
+    for (name, mesh, velocities) in [("tidepool liquid", &surface.mesh, &surface.velocities), ("tidepool bodies", &body, &body_velocities)] {
+        let o = &at_2[name];
+        assert_eq!((o["vertices"].as_u64(), o["faces"].as_u64()), (Some(mesh.vertices.len() as u64), Some(mesh.triangles.len() as u64)), "{name}");
+        assert_eq!(o["velocity"], serde_json::json!(["FLOAT_VECTOR", "POINT"]), "{name}");
+        let largest = velocities.iter().flat_map(|v| [v.x, v.y, v.z]).map(|c| (c as f32).abs()).fold(0.0, f32::max);
+        assert!((o["largest"].as_f64().unwrap() as f32 - largest).abs() < 1e-6 && largest > 0.1, "{name}: {} vs {largest}", o["largest"]);
+        let top = mesh.vertices.iter().map(|v| v.y).fold(Real::MIN, Real::max);
+        assert!((f64s(&o["max"])[2] - top).abs() < 1e-5, "{name}: Blender's height {} is tidepool's y {top}", o["max"]);
+    }
+    let liquid_top = f64s(&read["frames"]["0"]["tidepool liquid"]["max"])[2];
+    assert!((liquid_top - 0.35).abs() < 0.01, "the still column at frame 0 stands {liquid_top} m high");
+    assert_eq!(at_2["tidepool obstacles"]["vertices"].as_u64(), Some(8));
+    assert_eq!(at_2["tidepool volume"]["grids"], serde_json::json!(["density", "surface", "vel"]));
+    assert!(at_2["tidepool volume"]["file"].as_str().unwrap().ends_with("volume_0002.vdb"));
+}
