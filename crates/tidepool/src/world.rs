@@ -310,7 +310,12 @@ fn reduced_models(loaded: &LoadedScene) -> Result<Vec<Arc<ReducedModel>>, SceneE
         .iter()
         .map(|m| {
             ReducedModel::new(&m.mesh, &m.material, m.modes, m.damping, false, cache.as_deref())
-                .map(Arc::new)
+                .map(|model| {
+                    Arc::new(match &m.surface {
+                        Some(surface) => model.with_skin(surface),
+                        None => model,
+                    })
+                })
                 .map_err(|e| loaded.error(&format!("{}.modes", m.key), format!("the body's mesh ({} tetrahedra): {e}", m.mesh.tets.len())))
         })
         .collect()

@@ -135,6 +135,9 @@ pub struct PartSetup {
 #[derive(Clone, Debug)]
 pub struct ModelSetup {
     pub mesh: TetMesh,
+    /// The smooth surface of the shape the mesh was cut from (in the mesh's frame), written as
+    /// the body's surface; `None` for a tetrahedral mesh file, whose boundary is its surface.
+    pub surface: Option<TriMesh>,
     pub material: ElasticMaterial,
     /// Modes kept, and the stiffness-proportional damping (s).
     pub modes: usize,
@@ -195,7 +198,7 @@ fn reduced_setup(
         let model = match models.index.get(&cache_key) {
             Some(&model) => model,
             None => {
-                let mesh = match &at_origin {
+                let (mesh, surface) = match &at_origin {
                     // A tetrahedral mesh file is simulated as it is, placed like the shape.
                     ShapeSpec::Mesh { path, scale, rotate, .. } if crate::geometry::tetmesh::is_tetrahedral_file(std::path::Path::new(path)) => {
                         let file = cx.base_dir.join(path);
@@ -203,13 +206,13 @@ fn reduced_setup(
                             .map_err(|e| cx.error(&format!("{body_key}.shape.mesh.path"), format!("mesh `{}`: {e}", file.display())))?;
                         let turn = rotation(rotate);
                         mesh.vertices.iter_mut().for_each(|v| *v = turn * (*v * *scale) - centroid);
-                        mesh
+                        (mesh, None)
                     }
-                    _ => TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing),
+                    _ => (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing), Some(local.surface_mesh())),
                 };
                 mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
                 let material = ElasticMaterial { young: d.young, poisson: d.poisson, density };
-                models.setups.push(ModelSetup { mesh, material, modes: d.modes as usize, damping: d.damping, key: key.clone() });
+                models.setups.push(ModelSetup { mesh, surface, material, modes: d.modes as usize, damping: d.damping, key: key.clone() });
                 models.index.insert(cache_key, models.setups.len() - 1);
                 models.setups.len() - 1
             }

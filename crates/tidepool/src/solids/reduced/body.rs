@@ -45,6 +45,16 @@ pub struct ReducedModel {
     pub surface: Shape,
     /// Tetrahedra by cell of a uniform grid over the rest mesh, to find the one holding a point.
     lookup: TetLookup,
+    /// The smooth surface written for the body (see [`ReducedModel::with_skin`]), if any.
+    skin: Option<Skin>,
+}
+
+/// A triangle mesh carried by the tetrahedra: each vertex a material point (its rest
+/// tetrahedron and barycentric coordinates there, extrapolated for a vertex just outside).
+#[derive(Clone, Debug)]
+struct Skin {
+    triangles: Vec<[u32; 3]>,
+    vertices: Vec<MaterialPoint>,
 }
 
 /// A uniform grid over a mesh's bounding box listing the tetrahedra whose bounding boxes
@@ -199,7 +209,37 @@ impl ReducedModel {
         let h = 0.5 * lookup.cell;
         let rest = surface_particles.iter().map(|&p| mesh.vertices[p as usize]).collect();
         let surface = Shape::mesh(TriMesh { vertices: rest, triangles: boundary.clone() })?.sampled(h, 6.0 * h);
-        Ok(ReducedModel { mesh, masses, mass, modes: basis.modes, eigenvalues: basis.eigenvalues, damping, centre_offset: centre, surface_particles, boundary, surface, lookup })
+        Ok(ReducedModel {
+            mesh,
+            masses,
+            mass,
+            modes: basis.modes,
+            eigenvalues: basis.eigenvalues,
+            damping,
+            centre_offset: centre,
+            surface_particles,
+            boundary,
+            surface,
+            lookup,
+            skin: None,
+        })
+    }
+
+    /// The model writing `surface` (in the input mesh's frame: the smooth surface of the shape
+    /// its tetrahedra were cut from) as the body's surface instead of the tetrahedra's jagged
+    /// boundary. Each vertex is bound to the rest tetrahedron it lies in (or least outside of)
+    /// and moves with it.
+    pub fn with_skin(mut self, surface: &TriMesh) -> Self {
+        let vertices = surface
+            .vertices
+            .iter()
+            .map(|x| {
+                let (t, weights) = self.lookup.locate(&(x - self.centre_offset), None);
+                MaterialPoint { tet: self.mesh.tets[t], weights }
+            })
+            .collect();
+        self.skin = Some(Skin { triangles: surface.triangles.clone(), vertices });
+        self
     }
 
     /// Heap bytes the model holds (shared by its copies): mesh, masses, modes, the sampled
@@ -218,6 +258,7 @@ impl ReducedModel {
             + sampled
             + self.lookup.maps.len() * std::mem::size_of::<(Vec3, Mat3)>()
             + self.lookup.cells.iter().map(|c| c.len() * 4 + std::mem::size_of::<Vec<u32>>()).sum::<usize>()
+            + self.skin.as_ref().map_or(0, |s| s.triangles.len() * 12 + s.vertices.len() * std::mem::size_of::<MaterialPoint>())
     }
 
     /// The spacing of the lattice the rest surface's distance is sampled on (m).
@@ -365,10 +406,16 @@ impl ReducedBody {
         self.angular_momentum = self.inertia(&arms) * omega;
     }
 
-    /// The deformed surface in world space, with the particles' velocities at its vertices:
-    /// the boundary particles only (the mesh's interior particles are not the surface's
-    /// vertices), numbered in the order of [`ReducedModel::surface_particles`].
+    /// The deformed surface in world space, with the material's velocity at its vertices: the
+    /// model's skin where it has one, else the mesh's boundary particles alone (the interior
+    /// particles are not the surface's vertices), numbered in the order of
+    /// [`ReducedModel::surface_particles`].
     pub fn world_surface(&self) -> (TriMesh, Vec<Vec3>) {
+        if let Some(skin) = &self.model.skin {
+            let vertices = skin.vertices.iter().map(|p| self.position_of(p)).collect();
+            let velocities = skin.vertices.iter().map(|p| self.velocity_of(p)).collect();
+            return (TriMesh { vertices, triangles: skin.triangles.clone() }, velocities);
+        }
         let pick = |all: Vec<Vec3>| self.model.surface_particles.iter().map(|&p| all[p as usize]).collect::<Vec<Vec3>>();
         (TriMesh { vertices: pick(self.positions()), triangles: self.model.boundary.clone() }, pick(self.velocities()))
     }
@@ -968,6 +1015,43 @@ mod tests {
         }
         let rest = TriMesh { vertices: positions, triangles: body.model.mesh.boundary_faces() };
         assert!((surface.signed_volume() - rest.signed_volume()).abs() < 1e-12);
+    }
+
+    /// A body cut from a shape writes the shape's smooth surface, carried by the tetrahedra:
+    /// moved and turned at rest, its vertices lie on the sphere (to 1e-9 m) where the
+    /// tetrahedra's boundary is off it by a fifth of the spacing or more; deformed, each vertex
+    /// is its rest tetrahedron's particles' barycentric average, with their velocity, and the
+    /// surface stays closed and every vertex used.
+    #[test]
+    fn a_shape_cut_into_tetrahedra_writes_its_smooth_surface() {
+        let (radius, spacing) = (0.1, 0.025);
+        let sphere = Shape::Sphere { center: Vec3::zeros(), radius };
+        let mesh = TetMesh::bcc(|x| sphere.signed_distance(x), &Vec3::repeat(-radius), &Vec3::repeat(radius), spacing);
+        let material = ElasticMaterial { young: 2e4, poisson: 0.3, density: 600.0 };
+        let model = Arc::new(ReducedModel::new(&mesh, &material, 6, 0.0, false, None).unwrap().with_skin(&sphere.surface_mesh()));
+        let mut body = ReducedBody::new("ball", Arc::clone(&model), Vec3::new(1.0, 2.0, 3.0));
+        body.orientation = Quat::from_scaled_axis(Vec3::new(0.3, -0.5, 0.8));
+        let centre = body.position - body.orientation * model.centre_offset;
+        let off_sphere = |points: &[Vec3]| points.iter().map(|x| ((x - centre).norm() - radius).abs()).fold(0.0, Real::max);
+        let (surface, _) = body.world_surface();
+        assert!(off_sphere(&surface.vertices) < 1e-9, "the skin is {} m off the sphere", off_sphere(&surface.vertices));
+        let boundary: Vec<Vec3> = model.surface_particles.iter().map(|&p| body.positions()[p as usize]).collect();
+        assert!(off_sphere(&boundary) > 0.2 * spacing, "the tetrahedra's boundary is only {} m off the sphere", off_sphere(&boundary));
+
+        body.q = (0..6).map(|k| 0.003 * (k as Real + 1.0)).collect();
+        body.velocity = Vec3::new(0.1, -0.2, 0.05);
+        let (surface, velocities) = body.world_surface();
+        let (positions, particle_velocities) = (body.positions(), body.velocities());
+        let skin = model.skin.as_ref().unwrap();
+        for ((x, v), p) in surface.vertices.iter().zip(&velocities).zip(&skin.vertices) {
+            let at = |values: &[Vec3]| p.tet.iter().zip(p.weights).map(|(&t, w)| w * values[t as usize]).sum::<Vec3>();
+            assert!((x - at(&positions)).norm() < 1e-12 && (v - at(&particle_velocities)).norm() < 1e-12);
+        }
+        assert!(off_sphere(&surface.vertices) > 1e-4, "the modes deform the skin");
+        surface.check_closed().unwrap();
+        let mut used = vec![false; surface.vertices.len()];
+        surface.triangles.iter().flatten().for_each(|&v| used[v as usize] = true);
+        assert!(used.iter().all(|&u| u), "a vertex no triangle uses");
     }
 
     /// A soft, damped block dropped on the floor stops on it (the contact of
