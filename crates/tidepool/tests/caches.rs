@@ -5,12 +5,13 @@
 mod common;
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tidepool::fluids::Fluid;
 use tidepool::grid::{Array3, Sampled};
 use tidepool::math::{Real, Vec3};
 use tidepool::output::vdb::{self, HALF_WIDTH};
 use tidepool::scene::AnyScene;
+use tidepool::world::World;
 
 /// Reads a `.vdb` file with pyopenvdb and prints, per grid: name, class, voxel size, the world
 /// position of voxel (0, 0, 0), background, active voxel count, the value and active state at
@@ -130,6 +131,27 @@ fn volumes_read_back_in_openvdb() {
     }
 }
 
+/// Runs `frames` frames of a column of water 0.3 × 0.35 × 0.3 m in a tank 0.8 × 0.5 × 0.3 m
+/// (16 cells along x) with the liquid `method`, with a floating ball and a block on the floor
+/// when `solids`, writing `formats` (TOML array items) into a fresh directory `name`; returns
+/// the directory and the final world.
+fn run_column(name: &str, method: &str, frames: u32, solids: bool, formats: &str) -> (PathBuf, World) {
+    let dir = common::temp_dir(name);
+    let solids = if solids {
+        "[[obstacle]]\nshape.box = { min = [0.6, 0.0, 0.1], max = [0.7, 0.1, 0.2] }\n\
+         [[body]]\nname = \"ball\"\nshape.sphere = { center = [0.5, 0.3, 0.15], radius = 0.06 }\ndensity = 500.0\n"
+    } else {
+        ""
+    };
+    let scene = common::load(&format!(
+        "[simulation]\nframes = {frames}\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.8, 0.5, 0.3]\nresolution = 16\n\
+         [liquid]\nmethod = \"{method}\"\n[[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [0.3, 0.35, 0.3] }}\n\
+         {solids}[output]\nformats = [{formats}]\n"
+    ));
+    let world = common::run_into(&AnyScene::Liquid(Box::new(scene)), &dir, frames, false).unwrap();
+    (dir, world)
+}
+
 /// A short level-set run and a short FLIP run with `formats = ["vdb"]` write `volume_NNNN.vdb`
 /// per frame with the grids `surface`, `density` and `vel` on the documented lattices (the
 /// cell centres, and for FLIP's surface half a cell), and the fog volume holds the liquid's
@@ -139,13 +161,7 @@ fn volumes_read_back_in_openvdb() {
 fn runs_write_volumes_per_frame() {
     let Some(python) = common::python_with("pyopenvdb", "apt install python3-openvdb") else { return };
     for method in ["level-set", "flip"] {
-        let dir = common::temp_dir(&format!("vdb-run-{method}"));
-        let scene = common::load(&format!(
-            "[simulation]\nframes = 1\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.8, 0.5, 0.3]\nresolution = 16\n\
-             [liquid]\nmethod = \"{method}\"\n[[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [0.3, 0.35, 0.3] }}\n\
-             [output]\nformats = [\"vdb\"]\n"
-        ));
-        common::run_into(&AnyScene::Liquid(Box::new(scene)), &dir, 1, false).unwrap();
+        let (dir, _) = run_column(&format!("vdb-run-{method}"), method, 1, false, "\"vdb\"");
         let dx = 0.05;
         for frame in 0..=1 {
             let read = read_vdb(&python, &dir.join(format!("volume_{frame:04}.vdb")), &[]);
@@ -199,15 +215,7 @@ print(json.dumps(out))
 fn runs_write_a_usd_stage() {
     let Some(python) = common::python_with("pxr", "pip install usd-core") else { return };
     for method in ["level-set", "flip"] {
-        let dir = common::temp_dir(&format!("usd-run-{method}"));
-        let scene = common::load(&format!(
-            "[simulation]\nframes = 2\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.8, 0.5, 0.3]\nresolution = 16\n\
-             [liquid]\nmethod = \"{method}\"\n[[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [0.3, 0.35, 0.3] }}\n\
-             [[obstacle]]\nshape.box = {{ min = [0.6, 0.0, 0.1], max = [0.7, 0.1, 0.2] }}\n\
-             [[body]]\nname = \"ball\"\nshape.sphere = {{ center = [0.5, 0.3, 0.15], radius = 0.06 }}\ndensity = 500.0\n\
-             [output]\nformats = [\"usd\"]\n"
-        ));
-        let world = common::run_into(&AnyScene::Liquid(Box::new(scene)), &dir, 2, false).unwrap();
+        let (dir, world) = run_column(&format!("usd-run-{method}"), method, 2, true, "\"usd\"");
         let read = common::python_json(&python, READ_USD, &[dir.join("tidepool.usda").to_str().unwrap()]);
         assert_eq!((read["up"].as_str(), read["meters"].as_f64(), read["end"].as_f64(), read["fps"].as_f64()), (Some("Y"), Some(1.0), Some(2.0), Some(30.0)));
         let prims = &read["prims"];
@@ -285,15 +293,7 @@ fn blender_imports_a_run_with_velocity() {
         eprintln!("\n*** SKIPPED: Blender is not installed; install it (`apt install blender`) to check tools/blender_import.py ***\n");
         return;
     }
-    let dir = common::temp_dir("blender-import");
-    let scene = common::load(
-        "[simulation]\nframes = 2\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.8, 0.5, 0.3]\nresolution = 16\n\
-         [[liquid.region]]\nshape.box = { min = [0.0, 0.0, 0.0], max = [0.3, 0.35, 0.3] }\n\
-         [[obstacle]]\nshape.box = { min = [0.6, 0.0, 0.1], max = [0.7, 0.1, 0.2] }\n\
-         [[body]]\nname = \"ball\"\nshape.sphere = { center = [0.5, 0.3, 0.15], radius = 0.06 }\ndensity = 500.0\n\
-         [output]\nformats = [\"ply\", \"vdb\"]\n",
-    );
-    let world = common::run_into(&AnyScene::Liquid(Box::new(scene)), &dir, 2, false).unwrap();
+    let (dir, world) = run_column("blender-import", "level-set", 2, true, "\"ply\", \"vdb\"");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/blender_import.py");
     let out =
         std::process::Command::new("blender").args(["-b", "--factory-startup", "--python"]).arg(&script).args(["--python-expr", CHECK_BLENDER, "--"]).arg(&dir).output().unwrap();
