@@ -87,9 +87,11 @@ impl<'a> ParticleKernel<'a> {
     }
 
     /// `phi` on the nodes of a lattice twice as fine as the grid, with one extra node beyond the
-    /// domain on every side, cut by the domain's box (`max(phi, d)` with `d` the signed
-    /// distance to the box) so that the surface closes exactly on the walls. Far from every
-    /// particle `phi` is the kernel's reach.
+    /// domain on every side, cut by the domain's box (`max(phi, d)`, `d` the distance outside
+    /// the box grown by a fiftieth of the node spacing) so that the surface closes on the
+    /// walls: just beyond them, so that no node on a wall is exactly on the surface (marching
+    /// cubes leaves ridges there), and close enough that the volume inside is the liquid's.
+    /// Far from every particle `phi` is the kernel's reach.
     pub fn phi(&self) -> Sampled<Real> {
         let grid = self.grid;
         let fine = 2;
@@ -99,7 +101,7 @@ impl<'a> ParticleKernel<'a> {
         let mut phi = Array3::filled(grid.dims.map(|n| fine * n + 3), self.reach);
         phi.par_fill_with(|i, j, k| {
             let x = origin + Vec3::new(i as Real, j as Real, k as Real) * spacing;
-            let outside = (0..3).map(|a| (lo[a] - x[a]).max(x[a] - hi[a])).fold(Real::MIN, Real::max);
+            let outside = (0..3).map(|a| (lo[a] - x[a]).max(x[a] - hi[a])).fold(Real::MIN, Real::max) - 0.02 * spacing;
             let inner = self.average(&x).map_or(self.reach, |(centre, r, _)| (x - centre).norm() - r);
             inner.max(outside)
         });
