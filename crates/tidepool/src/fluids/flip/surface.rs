@@ -150,7 +150,7 @@ mod tests {
 
     /// Particles filling a box in a corner of the domain (against three walls) give a surface
     /// that meets the walls: it encloses the box's volume to within the blur of the kernel at
-    /// the three free faces (4.2% here). Without the mirror images it draws back from the walls
+    /// the three free faces (2.9% here). Without the mirror images it draws back from the walls
     /// and loses 5.9%; before the cut by the domain's box too, the column of
     /// `tests/caches.rs` lost 16%.
     #[test]
