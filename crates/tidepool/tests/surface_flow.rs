@@ -1,5 +1,6 @@
 //! Surface-flow scenes (a `[surface]` table): every example runs and writes its frames; water
-//! is conserved where nothing adds or removes it; bad values get located errors.
+//! is conserved where nothing adds or removes it; bad values get located errors; the examples
+//! do what their headers say.
 
 mod common;
 
@@ -74,4 +75,57 @@ fn water_volume_counts_lattice_cells_on_hilly_terrain() {
     let (particles, water_volume) = (flow.gas.total(), flow.water_volume());
     assert_eq!(particles, 3 * 400);
     assert!((water_volume - 1200.0 * 0.01 * 0.25).abs() < 1e-12, "volume {water_volume}");
+}
+
+/// Runs `steps` automaton steps of the example scene `name` and returns the ground's rest
+/// elevation at each node, and each node's particles after the first step and at the end.
+fn run_example(name: &str, steps: usize) -> (Vec<f64>, Vec<u32>, Vec<u32>) {
+    let loaded = load_surface(&common::scenes_dir().join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{e}"));
+    let mut world = tidepool::world::World::from_surface(&loaded);
+    let Fluid::Surface(flow) = &mut world.fluid else { panic!("{name}: not a surface flow") };
+    let ground: Vec<f64> = flow.sheet.positions.iter().map(|x| x.y).collect();
+    flow.step();
+    let first = flow.gas.counters.clone();
+    for _ in 1..steps {
+        flow.step();
+    }
+    (ground, first, flow.gas.counters.clone())
+}
+
+/// The nodes whose ground is in the `lo..hi` share of the elevations (0 the lowest node, 1 the
+/// highest), and the particles they held after the first step and at the end.
+fn held_between(ground: &[f64], first: &[u32], last: &[u32], lo: f64, hi: f64) -> (u64, u64) {
+    let mut sorted = ground.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |share: f64| sorted[((sorted.len() - 1) as f64 * share) as usize];
+    let (a, b) = (at(lo), at(hi));
+    let nodes: Vec<usize> = (0..ground.len()).filter(|&c| ground[c] >= a && ground[c] <= b).collect();
+    (nodes.iter().map(|&c| first[c] as u64).sum(), nodes.iter().map(|&c| last[c] as u64).sum())
+}
+
+/// `surface_mexican_hat.toml` does what its header says before its first push (step 1000):
+/// the water runs off the peak into the ring and towards the edges. After 900 steps the
+/// highest tenth of the nodes has lost most of its water (it keeps 30%), and the lowest
+/// quarter holds more than half as much again as it started with (3.7 times).
+#[test]
+fn mexican_hat_water_runs_off_the_peak_into_the_valleys() {
+    let (ground, first, last) = run_example("surface_mexican_hat", 900);
+    let (peak_before, peak_after) = held_between(&ground, &first, &last, 0.9, 1.0);
+    let (low_before, low_after) = held_between(&ground, &first, &last, 0.0, 0.25);
+    assert!(peak_after * 2 < peak_before, "the peak kept {peak_after} of {peak_before} particles");
+    assert!(2 * low_after > 3 * low_before, "the valleys hold {low_after} particles, from {low_before}");
+}
+
+/// `surface_rain.toml` does what its header says: the rain of the first step runs down the
+/// slopes and floods the valley. After 1000 steps the lowest quarter of the nodes holds more
+/// than half of the water (73%), and the highest quarter less than a tenth of what fell on it
+/// (0.06%).
+#[test]
+fn rain_runs_down_the_slopes_and_floods_the_valley() {
+    let (ground, first, last) = run_example("surface_rain", 1000);
+    let total: u64 = last.iter().map(|&c| c as u64).sum();
+    let (_, low_after) = held_between(&ground, &first, &last, 0.0, 0.25);
+    let (high_before, high_after) = held_between(&ground, &first, &last, 0.75, 1.0);
+    assert!(2 * low_after > total, "the valley holds {low_after} of {total} particles");
+    assert!(high_after * 10 < high_before, "the hills kept {high_after} of {high_before} particles");
 }
