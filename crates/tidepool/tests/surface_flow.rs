@@ -77,30 +77,42 @@ fn water_volume_counts_lattice_cells_on_hilly_terrain() {
     assert!((water_volume - 1200.0 * 0.01 * 0.25).abs() < 1e-12, "volume {water_volume}");
 }
 
-/// Runs `steps` automaton steps of the example scene `name` and returns the ground's rest
-/// elevation at each node, and each node's particles after the first step and at the end.
-fn run_example(name: &str, steps: usize) -> (Vec<f64>, Vec<u32>, Vec<u32>) {
+/// Runs the example scene `name` up to the last of `at` (ascending step counts) and returns
+/// the ground's rest elevation at each node, each node's particles after each of `at` steps,
+/// and the particles that left across an open edge.
+fn run_example(name: &str, at: &[usize]) -> (Vec<f64>, Vec<Vec<u32>>, u64) {
     let loaded = load_surface(&common::scenes_dir().join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{e}"));
     let mut world = tidepool::world::World::from_surface(&loaded);
     let Fluid::Surface(flow) = &mut world.fluid else { panic!("{name}: not a surface flow") };
     let ground: Vec<f64> = flow.sheet.positions.iter().map(|x| x.y).collect();
-    flow.step();
-    let first = flow.gas.counters.clone();
-    for _ in 1..steps {
+    let mut snapshots = Vec::new();
+    for step in 1..=*at.last().unwrap() {
         flow.step();
+        if at.contains(&step) {
+            snapshots.push(flow.gas.counters.clone());
+        }
     }
-    (ground, first, flow.gas.counters.clone())
+    (ground, snapshots, flow.gas.left)
 }
 
 /// The nodes whose ground is in the `lo..hi` share of the elevations (0 the lowest node, 1 the
-/// highest), and the particles they held after the first step and at the end.
-fn held_between(ground: &[f64], first: &[u32], last: &[u32], lo: f64, hi: f64) -> (u64, u64) {
+/// highest), and the particles they hold in `before` and `after`.
+fn held_between(ground: &[f64], before: &[u32], after: &[u32], lo: f64, hi: f64) -> (u64, u64) {
     let mut sorted = ground.to_vec();
     sorted.sort_by(f64::total_cmp);
     let at = |share: f64| sorted[((sorted.len() - 1) as f64 * share) as usize];
     let (a, b) = (at(lo), at(hi));
     let nodes: Vec<usize> = (0..ground.len()).filter(|&c| ground[c] >= a && ground[c] <= b).collect();
-    (nodes.iter().map(|&c| first[c] as u64).sum(), nodes.iter().map(|&c| last[c] as u64).sum())
+    (nodes.iter().map(|&c| before[c] as u64).sum(), nodes.iter().map(|&c| after[c] as u64).sum())
+}
+
+/// Particles on the nodes within `radius` of the centre of a 128 × 128 lattice.
+fn near_centre(counters: &[u32], radius: f64) -> u64 {
+    (0..counters.len()).filter(|&c| ((c % 128) as f64 - 63.5).hypot((c / 128) as f64 - 63.5) < radius).map(|c| counters[c] as u64).sum()
+}
+
+fn total(counters: &[u32]) -> u64 {
+    counters.iter().map(|&c| c as u64).sum()
 }
 
 /// `surface_mexican_hat.toml` does what its header says before its first push (step 1000):
@@ -109,9 +121,9 @@ fn held_between(ground: &[f64], first: &[u32], last: &[u32], lo: f64, hi: f64) -
 /// quarter holds more than half as much again as it started with (3.7 times).
 #[test]
 fn mexican_hat_water_runs_off_the_peak_into_the_valleys() {
-    let (ground, first, last) = run_example("surface_mexican_hat", 900);
-    let (peak_before, peak_after) = held_between(&ground, &first, &last, 0.9, 1.0);
-    let (low_before, low_after) = held_between(&ground, &first, &last, 0.0, 0.25);
+    let (ground, s, _) = run_example("surface_mexican_hat", &[1, 900]);
+    let (peak_before, peak_after) = held_between(&ground, &s[0], &s[1], 0.9, 1.0);
+    let (low_before, low_after) = held_between(&ground, &s[0], &s[1], 0.0, 0.25);
     assert!(peak_after * 2 < peak_before, "the peak kept {peak_after} of {peak_before} particles");
     assert!(2 * low_after > 3 * low_before, "the valleys hold {low_after} particles, from {low_before}");
 }
@@ -122,11 +134,10 @@ fn mexican_hat_water_runs_off_the_peak_into_the_valleys() {
 /// (0.06%).
 #[test]
 fn rain_runs_down_the_slopes_and_floods_the_valley() {
-    let (ground, first, last) = run_example("surface_rain", 1000);
-    let total: u64 = last.iter().map(|&c| c as u64).sum();
-    let (_, low_after) = held_between(&ground, &first, &last, 0.0, 0.25);
-    let (high_before, high_after) = held_between(&ground, &first, &last, 0.75, 1.0);
-    assert!(2 * low_after > total, "the valley holds {low_after} of {total} particles");
+    let (ground, s, _) = run_example("surface_rain", &[1, 1000]);
+    let (_, low_after) = held_between(&ground, &s[0], &s[1], 0.0, 0.25);
+    let (high_before, high_after) = held_between(&ground, &s[0], &s[1], 0.75, 1.0);
+    assert!(2 * low_after > total(&s[1]), "the valley holds {low_after} of {} particles", total(&s[1]));
     assert!(high_after * 10 < high_before, "the hills kept {high_after} of {high_before} particles");
 }
 
@@ -137,7 +148,31 @@ fn rain_runs_down_the_slopes_and_floods_the_valley() {
 /// every 8 steps.)
 #[test]
 fn evaporation_dries_the_valley_again() {
-    let (_, first, last) = run_example("surface_rain_evaporation", 6000);
-    let (fell, left): (u64, u64) = (first.iter().map(|&c| c as u64).sum(), last.iter().map(|&c| c as u64).sum());
-    assert!(fell > 0 && left == 0, "{left} of {fell} particles are left");
+    let (_, s, _) = run_example("surface_rain_evaporation", &[1, 6000]);
+    assert!(total(&s[0]) > 0 && total(&s[1]) == 0, "{} of {} particles are left", total(&s[1]), total(&s[0]));
+}
+
+/// `surface_gaussian_push.toml` does what its header says: the push raises a pyramid under the
+/// heap of water, which spills down its slopes (at step 3200 the nodes within 12 of the centre,
+/// which held 105 552 particles, hold none), then the pull makes the sheet sag and the water
+/// gathers there again (more than at the start at the last step, 6000: 170 956); the sheet is
+/// closed, so every particle stays.
+#[test]
+fn gaussian_push_spills_the_water_off_the_pyramid_and_gathers_it_in_the_sag() {
+    let (_, s, _) = run_example("surface_gaussian_push", &[1, 3200, 6000]);
+    let centre: Vec<u64> = s.iter().map(|c| near_centre(c, 12.0)).collect();
+    assert!(centre[1] * 10 < centre[0], "the pyramid's top kept {} of {} particles", centre[1], centre[0]);
+    assert!(centre[2] > centre[0], "the sag gathered {} particles, the heap had {}", centre[2], centre[0]);
+    assert!(s.iter().all(|c| total(c) == total(&s[0])));
+}
+
+/// `surface_wave.toml` does what its header says: the waves carry the water along x (after
+/// 1000 steps its centre has moved 1.4 nodes downstream) and what reaches the open edge runs
+/// off (a quarter of it by then).
+#[test]
+fn waves_carry_the_water_along_and_off_the_open_edge() {
+    let (_, s, left) = run_example("surface_wave", &[1, 1000]);
+    let centre_x = |c: &[u32]| (0..c.len()).map(|i| (i % 128) as f64 * c[i] as f64).sum::<f64>() / total(c) as f64;
+    assert!(centre_x(&s[1]) > centre_x(&s[0]) + 0.5, "the water's centre moved from {} to {}", centre_x(&s[0]), centre_x(&s[1]));
+    assert!(left * 5 > total(&s[0]), "{left} particles left of {}", total(&s[0]));
 }
