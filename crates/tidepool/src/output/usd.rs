@@ -39,7 +39,7 @@ pub struct UsdSink {
     /// The static obstacles, if any.
     obstacles: Option<TriMesh>,
     /// Whether the manifest and the obstacles' layer are written.
-    wrote_obstacles: bool,
+    wrote_static: bool,
 }
 
 impl UsdSink {
@@ -50,7 +50,7 @@ impl UsdSink {
         std::fs::create_dir_all(&clips).map_err(Error::io("create directory", &clips))?;
         let frames = resume_after.map_or(Vec::new(), |last| (0..=last).filter(|f| f % every == 0).collect());
         let obstacles = (!obstacles.triangles.is_empty()).then_some(obstacles);
-        Ok(UsdSink { dir: dir.to_path_buf(), every, fps, frames, bodies, particles: None, obstacles, wrote_obstacles: false })
+        Ok(UsdSink { dir: dir.to_path_buf(), every, fps, frames, bodies, particles: None, obstacles, wrote_static: false })
     }
 
     /// The prims this run animates.
@@ -152,7 +152,7 @@ impl FrameSink for UsdSink {
         if let Fluid::Flip(f) = &frame.world.fluid {
             self.particles = Some(f.grid.dx / (f.params.particles_per_cell as Real).cbrt());
         }
-        if !self.wrote_obstacles {
+        if !self.wrote_static {
             write_atomic(&self.dir.join("usd/manifest.usda"), self.manifest().as_bytes())?;
             if let Some(obstacles) = &self.obstacles {
                 let mut s = String::from("#usda 1.0\n(\n    defaultPrim = \"Obstacles\"\n    metersPerUnit = 1\n    upAxis = \"Y\"\n)\n\ndef Mesh \"Obstacles\"\n{\n");
@@ -160,7 +160,7 @@ impl FrameSink for UsdSink {
                 s.push_str("}\n");
                 write_atomic(&self.dir.join("usd/obstacles.usda"), s.as_bytes())?;
             }
-            self.wrote_obstacles = true;
+            self.wrote_static = true;
         }
         if r.frame % self.every != 0 {
             return Ok(());

@@ -178,7 +178,8 @@ impl<T: Voxel> AnyGrid for Grid<T> {
             out.extend_from_slice(&v.to_le_bytes());
         }
         let root = self.root();
-        // Topology: one buffer per node, the root, then the nodes depth first.
+        // Topology: the buffer count (one value buffer per leaf), the background, the root's
+        // tiles and children, each child's topology depth first; then the leaves' values.
         out.extend_from_slice(&1i32.to_le_bytes());
         self.background.put(out);
         let (tiles, children): (Vec<_>, Vec<_>) = root.iter().partition(|(_, node)| matches!(node, Node::Tile(..)));
@@ -209,7 +210,6 @@ impl<T: Voxel> Grid<T> {
     /// The grid's metadata: name, class, vector type and the bounds and count of the active
     /// voxels, as OpenVDB writes them.
     fn metadata(&self) -> Metadata {
-        let dims = self.values.dims();
         let (mut min, mut max, mut count) = ([i32::MAX; 3], [i32::MIN; 3], 0i64);
         for (c, _) in self.active.as_slice().iter().enumerate().filter(|(_, &a)| a) {
             let ijk = self.active.coords(c).map(|v| v as i32);
@@ -222,7 +222,6 @@ impl<T: Voxel> Grid<T> {
         if count == 0 {
             (min, max) = ([0; 3], [0; 3]);
         }
-        debug_assert!(dims.iter().all(|&n| n < i32::MAX as usize));
         let mut meta = Metadata::default();
         meta.string("class", self.class.name());
         meta.vec3i("file_bbox_max", max);
