@@ -8,6 +8,7 @@ Blender's Z-up ones (+90 degrees about X):
 - "liquid": the liquid surface, its mesh swapped for surface_NNNN.ply as the frame changes;
 - "bodies": the bodies' surfaces (bodies_NNNN.ply), if the run has bodies;
 - "particles": FLIP's particles as a point cloud mesh (particles_NNNN.ply), if present;
+- "tracers": the passive tracers (plankton) as a point cloud mesh (tracers_NNNN.ply), if any;
 - "obstacles": the static obstacles (obstacles.ply), if present;
 - "volume": the OpenVDB sequence volume_NNNN.vdb (grids surface, density, vel), if present
   (Blender looks for a file on every frame: with output.every > 1 it is empty between them).
@@ -31,8 +32,8 @@ import sys
 import bpy
 import numpy as np
 
-STEMS = ("surface", "bodies", "particles")
-OBJECTS = {"surface": "liquid", "bodies": "bodies", "particles": "particles"}
+STEMS = ("surface", "bodies", "particles", "tracers")
+OBJECTS = {"surface": "liquid", "bodies": "bodies", "particles": "particles", "tracers": "tracers"}
 
 
 def read_ply(path):

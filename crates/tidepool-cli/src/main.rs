@@ -343,6 +343,9 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         let plural = if models.len() == 1 { "" } else { "s" };
         let _ = writeln!(out, "models     {} deformable model{plural} shared by {} bodies", models.len(), world.reduced_bodies().count());
     }
+    if !world.tracers.is_empty() {
+        let _ = writeln!(out, "tracers    {} passive tracers (plankton)", world.tracers.len());
+    }
     let previews = if scene.writes_previews() { output::preview::raster_bytes(&loaded.scene.output.camera) } else { 0 };
     let mib = |bytes: usize| bytes as f64 / 1048576.0;
     let _ = writeln!(

@@ -144,7 +144,7 @@ fn contact_all(solids: &mut Solids, dt: Real) -> bool {
 /// Advances `world` by `dt`. On a blow-up, returns what was found (the world is then unusable).
 pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     world.update_solid_distance();
-    let World { settings, fluid, solids, clock } = world;
+    let World { settings, fluid, solids, tracers, clock } = world;
     let report = match fluid {
         Fluid::LevelSet(f) => level_set_step(f, solids, settings, clock, dt)?,
         Fluid::Flip(f) => flip_step(f, solids, settings, clock, dt)?,
@@ -153,6 +153,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
             StepReport { dt, impulse_on_liquid: Vec3::zeros(), fluid: FluidStep::Surface }
         }
     };
+    fluid.carry(tracers, dt);
     clock.time += dt;
     clock.step += 1;
     world.check()?;

@@ -96,6 +96,8 @@ pub struct World {
     pub fluid: Fluid,
     /// Moving solids by kind, and the static geometry they collide with.
     pub solids: Solids,
+    /// Passive tracer particles (plankton): positions carried by the liquid, acting on nothing.
+    pub tracers: Vec<Vec3>,
     /// Time.
     pub clock: Clock,
 }
@@ -167,7 +169,7 @@ impl World {
                 Fluid::LevelSet(Box::new(LevelSetFluid { grid, statics, liquid, sources: loaded.liquid_sources() }))
             }
         };
-        Ok(World { settings, fluid, solids, clock: Clock::default() })
+        Ok(World { settings, fluid, solids, tracers: loaded.tracers.clone(), clock: Clock::default() })
     }
 
     /// Sets up the initial state of a surface-flow scene: frames of `steps_per_frame` steps of
@@ -177,7 +179,7 @@ impl World {
         let flow = surface_flow(&loaded.setup);
         let settings = Settings { frames: sim.frames, fps: 1.0 / (sim.steps_per_frame as Real * sim.dt), cfl: 1.0, gravity: flow.gravity, max_speed: Real::INFINITY };
         let statics = StaticGeometry { min: Vec3::zeros(), max: Vec3::zeros(), walls: [[false; 2]; 3], obstacles: Vec::new(), material: STATIC_MATERIAL };
-        World { settings, fluid: Fluid::Surface(Box::new(flow)), solids: Solids::new(statics), clock: Clock::default() }
+        World { settings, fluid: Fluid::Surface(Box::new(flow)), solids: Solids::new(statics), tracers: Vec::new(), clock: Clock::default() }
     }
 
     /// The health check of the whole state, the fluid's and every solid's: a non-finite

@@ -164,14 +164,16 @@ fn stats_without_timing(dir: &Path) -> Vec<serde_json::Value> {
 fn resuming_gives_bit_identical_frames_on_any_thread_count() {
     let whole = common::temp_dir("resume-whole");
     let split = common::temp_dir("resume-split");
-    run(&small_scene(5, ""), &whole, false).unwrap();
+    // Tracers seeded in the column ride along (a table between `[simulation]` and `[domain]`).
+    let tracers = "[[tracers]]\nshape.box = { min = [0.05, 0.05, 0.05], max = [0.3, 0.4, 0.35] }\nspacing = 0.05\n";
+    run(&small_scene(5, tracers), &whole, false).unwrap();
     let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     one_thread.install(|| {
-        run(&small_scene(2, ""), &split, false).unwrap();
-        assert_eq!(run(&small_scene(5, ""), &split, true).unwrap(), RunOutcome::Completed);
+        run(&small_scene(2, tracers), &split, false).unwrap();
+        assert_eq!(run(&small_scene(5, tracers), &split, true).unwrap(), RunOutcome::Completed);
     });
     for frame in 3..=5 {
-        let files = ["surface_{}.ply", "fields_{}.vti", "surface_{}.vtp", "bodies_{}.ply", "bodies_{}.vtp"].map(|f| f.replace("{}", &format!("{frame:04}")));
+        let files = ["surface_{}.ply", "fields_{}.vti", "surface_{}.vtp", "bodies_{}.ply", "bodies_{}.vtp", "tracers_{}.ply"].map(|f| f.replace("{}", &format!("{frame:04}")));
         for file in files {
             let (a, b) = (std::fs::read(whole.join(&file)).unwrap(), std::fs::read(split.join(&file)).unwrap());
             assert!(a == b, "{file} differs after resuming");

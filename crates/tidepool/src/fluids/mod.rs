@@ -116,6 +116,16 @@ impl Fluid {
         }
     }
 
+    /// Carries passive `points` (tracers) through the liquid's velocity over `dt` (midpoint
+    /// rule, kept in the domain); the surface flow has no velocity field and leaves them.
+    pub fn carry(&self, points: &mut [Vec3], dt: Real) {
+        match self {
+            Fluid::LevelSet(f) => eulerian::particles::advect_points(&f.grid, &f.liquid.velocity, points, dt),
+            Fluid::Flip(f) => eulerian::particles::advect_points(&f.grid, &f.velocity, points, dt),
+            Fluid::Surface(_) => {}
+        }
+    }
+
     /// The liquid as volumes (signed distance and velocity), for the grid fluids.
     pub fn volumes(&self) -> Option<LiquidVolumes> {
         match self {

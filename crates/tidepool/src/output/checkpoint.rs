@@ -4,7 +4,8 @@
 //!
 //! Layout: a 16-byte magic, then (little endian) the `u32` format version, the `u64` physics
 //! fingerprint of the scene, the `u64` length and the `u32` CRC-32 of the payload, then the
-//! payload: the clock, the fluid's state and each solid's state, in postcard's encoding. Each
+//! payload: the clock, the fluid's state, each solid's state and the tracers' positions, in
+//! postcard's encoding. Each
 //! component writes and reads its own state ([`crate::fluids::Fluid::save_state`],
 //! [`crate::solids::Solid::save_state`]); a file whose checksum, length, version or
 //! fingerprint does not match is refused, never used.
@@ -12,13 +13,14 @@
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
 use crate::error::{Error, Result};
+use crate::math::Vec3;
 use crate::scene::AnyScene;
 use crate::world::{Clock, World};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"TIDEPOOL-CKPT\0\0\0";
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 /// Bytes before the payload: magic, version, fingerprint, length, checksum.
 const HEADER: usize = 16 + 4 + 8 + 8 + 4;
 
@@ -28,11 +30,13 @@ struct Payload {
     clock: Clock,
     fluid: Vec<u8>,
     solids: Vec<Vec<u8>>,
+    tracers: Vec<Vec3>,
 }
 
 /// Serialises the state of `world`.
 pub fn encode(world: &World, fingerprint: u64) -> Vec<u8> {
-    let payload = Payload { clock: world.clock, fluid: world.fluid.save_state(), solids: world.solids.iter().map(|s| s.save_state()).collect() };
+    let solids = world.solids.iter().map(|s| s.save_state()).collect();
+    let payload = Payload { clock: world.clock, fluid: world.fluid.save_state(), solids, tracers: world.tracers.clone() };
     let payload = postcard::to_allocvec(&payload).expect("checkpoint serialises");
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
@@ -73,6 +77,7 @@ pub fn decode(bytes: &[u8], world: &mut World, fingerprint: u64) -> std::result:
     for (solid, state) in world.solids.iter_mut().zip(&payload.solids) {
         solid.restore_state(state)?;
     }
+    world.tracers = payload.tracers;
     world.clock = payload.clock;
     Ok(())
 }

@@ -113,6 +113,10 @@ impl FrameSink for MeshSink {
             let comment = format!("tidepool bodies, frame {}, time {} s", r.frame, r.time);
             self.write_mesh(&stem("bodies"), &mesh, Some(&velocities), &comment)?;
         }
+        if self.ply && !world.tracers.is_empty() {
+            let tracers = TriMesh { vertices: world.tracers.clone(), triangles: Vec::new() };
+            write_atomic(&stem("tracers").with_extension("ply"), &ply_bytes(&tracers, None, "tidepool tracers (plankton)"))?;
+        }
         match &world.fluid {
             Fluid::Surface(flow) => {
                 let (terrain, water) = flow.meshes();

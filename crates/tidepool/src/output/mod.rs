@@ -91,7 +91,8 @@ pub fn sinks(scene: &AnyScene, dir: &Path, resume_after: Option<u32>) -> Result<
             }
             if wants(Format::Usd) {
                 let fps = loaded.scene.simulation.fps;
-                sinks.push(Box::new(usd::UsdSink::new(dir, out.every, fps, resume_after, !loaded.bodies.is_empty(), obstacles.clone())?));
+                let animated = [!loaded.bodies.is_empty(), !loaded.tracers.is_empty()];
+                sinks.push(Box::new(usd::UsdSink::new(dir, out.every, fps, resume_after, animated, obstacles.clone())?));
             }
             if wants(Format::Png) {
                 sinks.push(Box::new(preview::PreviewSink::new(dir, out.every, &out.camera, obstacles)));

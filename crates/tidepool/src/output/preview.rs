@@ -66,6 +66,7 @@ enum Material {
     Water,
     Solid,
     Body,
+    Tracer,
     /// A far wall or the floor; `checker` tiles it (tile size in m).
     Wall {
         checker: Option<Real>,
@@ -134,6 +135,7 @@ impl Raster {
             }
             Material::Solid => Vec3::new(0.80, 0.55, 0.36) * (0.35 + 0.65 * diffuse),
             Material::Body => Vec3::new(0.90, 0.78, 0.25) * (0.35 + 0.65 * diffuse),
+            Material::Tracer => Vec3::new(1.0, 1.0, 0.95) * (0.7 + 0.3 * diffuse),
             Material::Wall { checker } => {
                 let tone = checker.map_or(0.9, |s| {
                     let parity = ((p.x / s).floor() + (p.z / s).floor()) as i64;
@@ -293,7 +295,7 @@ pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh)
     let world = frame.world;
     let grid_scene = |grid: &Grid| {
         let bodies: Vec<TriMesh> = world.solids.iter().map(|s| s.surface().0).collect();
-        render_scene(grid, camera, obstacles, &bodies, &frame.surface().mesh)
+        render_scene(grid, camera, obstacles, &bodies, &world.tracers, &frame.surface().mesh)
     };
     match &world.fluid {
         Fluid::LevelSet(f) => grid_scene(&f.grid),
@@ -302,9 +304,9 @@ pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh)
     }
 }
 
-/// Renders the domain's far walls and floor, `obstacles`, `bodies` and the liquid surface
-/// `water` from `camera` as PNG bytes.
-pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriMesh, bodies: &[TriMesh], water: &TriMesh) -> Vec<u8> {
+/// Renders the domain's far walls and floor, `obstacles`, `bodies`, `tracers` (white dots 0.6
+/// of a cell across) and the liquid surface `water` from `camera` as PNG bytes.
+pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriMesh, bodies: &[TriMesh], tracers: &[Vec3], water: &TriMesh) -> Vec<u8> {
     let (w, h) = (camera.width as usize, camera.height as usize);
     let mut raster = Raster::new(Camera::from_scene(camera, grid, 2 * w, 2 * h));
     raster.far_walls(grid);
@@ -312,8 +314,22 @@ pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriM
     for body in bodies {
         raster.mesh(body, Material::Body);
     }
+    raster.mesh(&dots(tracers, 0.3 * grid.dx), Material::Tracer);
     raster.mesh(water, Material::Water);
     png_bytes(w as u32, h as u32, &raster.downsample())
+}
+
+/// An octahedron of `radius` at each point (triangles facing out).
+fn dots(points: &[Vec3], radius: Real) -> TriMesh {
+    let axes = [Vec3::x(), -Vec3::x(), Vec3::y(), -Vec3::y(), Vec3::z(), -Vec3::z()];
+    // The eight faces as (x, y, z) corners, counter-clockwise from outside.
+    const FACES: [[u32; 3]; 8] = [[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]];
+    let mut mesh = TriMesh::default();
+    for (n, p) in points.iter().enumerate() {
+        mesh.vertices.extend(axes.iter().map(|a| p + radius * a));
+        mesh.triangles.extend(FACES.iter().map(|f| f.map(|v| v + 6 * n as u32)));
+    }
+    mesh
 }
 
 /// Writes `preview_NNNN.png` every `every` frames.

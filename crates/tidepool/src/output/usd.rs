@@ -6,8 +6,8 @@
 //!
 //! Prims under `/World`: `Liquid` (the surface mesh with `velocities`), `Bodies` (every body's
 //! surface in world space with the velocity of its material), `Particles` (FLIP's particles,
-//! `UsdGeomPoints` with velocities) and `Obstacles` (static, written once in
-//! `usd/obstacles.usda` and referenced).
+//! `UsdGeomPoints` with velocities), `Tracers` (the passive tracers, points 5 mm wide) and
+//! `Obstacles` (static, written once in `usd/obstacles.usda` and referenced).
 
 use super::write_atomic;
 use crate::driver::{Frame, FrameSink};
@@ -19,8 +19,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The animated prims: name, schema, and the attributes the clips provide.
-const ANIMATED: [(&str, &str, &[&str]); 3] =
-    [("Liquid", "Mesh", &MESH_ATTRIBUTES), ("Bodies", "Mesh", &MESH_ATTRIBUTES), ("Particles", "Points", &["point3f[] points", "vector3f[] velocities", "float3[] extent"])];
+const ANIMATED: [(&str, &str, &[&str]); 4] = [
+    ("Liquid", "Mesh", &MESH_ATTRIBUTES),
+    ("Bodies", "Mesh", &MESH_ATTRIBUTES),
+    ("Particles", "Points", &["point3f[] points", "vector3f[] velocities", "float3[] extent"]),
+    ("Tracers", "Points", &["point3f[] points", "float3[] extent"]),
+];
 
 /// The time-varying attributes of a mesh.
 const MESH_ATTRIBUTES: [&str; 5] = ["point3f[] points", "vector3f[] velocities", "int[] faceVertexCounts", "int[] faceVertexIndices", "float3[] extent"];
@@ -32,8 +36,9 @@ pub struct UsdSink {
     fps: f64,
     /// Frames written so far (the clips, in order).
     frames: Vec<u32>,
-    /// Whether there are bodies (a prim the stage declares).
+    /// Whether there are bodies and tracers (prims the stage declares).
     bodies: bool,
+    tracers: bool,
     /// FLIP's particle spacing, the particles' width (`None` for other liquids).
     particles: Option<Real>,
     /// The static obstacles, if any.
@@ -45,12 +50,12 @@ pub struct UsdSink {
 impl UsdSink {
     /// A sink writing into `dir` (its clip layers into `dir/usd`); when resuming after
     /// `resume_after`, the stage lists the frames written before.
-    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>, bodies: bool, obstacles: TriMesh) -> Result<Self> {
+    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>, [bodies, tracers]: [bool; 2], obstacles: TriMesh) -> Result<Self> {
         let clips = dir.join("usd");
         std::fs::create_dir_all(&clips).map_err(Error::io("create directory", &clips))?;
         let frames = resume_after.map_or(Vec::new(), |last| (0..=last).filter(|f| f % every == 0).collect());
         let obstacles = (!obstacles.triangles.is_empty()).then_some(obstacles);
-        Ok(UsdSink { dir: dir.to_path_buf(), every, fps, frames, bodies, particles: None, obstacles, wrote_static: false })
+        Ok(UsdSink { dir: dir.to_path_buf(), every, fps, frames, bodies, tracers, particles: None, obstacles, wrote_static: false })
     }
 
     /// The prims this run animates.
@@ -58,6 +63,7 @@ impl UsdSink {
         ANIMATED.iter().filter(|(name, _, _)| match *name {
             "Bodies" => self.bodies,
             "Particles" => self.particles.is_some(),
+            "Tracers" => self.tracers,
             _ => true,
         })
     }
@@ -93,6 +99,9 @@ impl UsdSink {
             let _ = writeln!(s, "    def {schema} \"{name}\"\n    {{");
             if *schema == "Mesh" {
                 s.push_str("        uniform token subdivisionScheme = \"none\"\n");
+            }
+            if *name == "Tracers" {
+                s.push_str("        float[] widths = [0.005] (\n            interpolation = \"constant\"\n        )\n");
             }
             if let (&"Particles", Some(width)) = (name, self.particles) {
                 let _ = writeln!(s, "        float[] widths = [{}] (\n            interpolation = \"constant\"\n        )", width as f32);
@@ -182,6 +191,14 @@ impl FrameSink for UsdSink {
             let _ = writeln!(s, "        point3f[] points.timeSamples = {{\n            {t}: {},\n        }}", tuples(&f.positions));
             let _ = writeln!(s, "        vector3f[] velocities.timeSamples = {{\n            {t}: {},\n        }}", tuples(&f.velocities));
             let _ = writeln!(s, "        float3[] extent.timeSamples = {{\n            {t}: {},\n        }}", extent(&f.positions));
+            s.push_str("    }\n");
+        }
+        if self.tracers {
+            let t = r.frame;
+            let points = &frame.world.tracers;
+            s.push_str("    over \"Tracers\"\n    {\n");
+            let _ = writeln!(s, "        point3f[] points.timeSamples = {{\n            {t}: {},\n        }}", tuples(points));
+            let _ = writeln!(s, "        float3[] extent.timeSamples = {{\n            {t}: {},\n        }}", extent(points));
             s.push_str("    }\n");
         }
         s.push_str("}\n");

@@ -12,6 +12,7 @@ pub use validate::{BodySetup, ModelSetup, PartSetup, ReducedSetup};
 use crate::error::SceneError;
 use crate::geometry::Shape;
 use crate::grid::Grid;
+use crate::math::Vec3;
 use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 
@@ -44,6 +45,8 @@ pub struct LoadedScene {
     pub bodies: Vec<BodySetup>,
     /// The models of the deformable bodies' parts.
     pub models: Vec<ModelSetup>,
+    /// The tracers' starting points.
+    pub tracers: Vec<Vec3>,
     /// The scene file as errors name it.
     pub label: String,
 }
@@ -279,6 +282,7 @@ pub fn parse(text: &str, label: &str, name: &str, path: Option<PathBuf>, base_di
         obstacles: resolved.obstacles,
         bodies: resolved.bodies,
         models: resolved.models,
+        tracers: resolved.tracers,
         label: label.to_string(),
     })
 }

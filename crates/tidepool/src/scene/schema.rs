@@ -23,6 +23,9 @@ pub struct Scene {
     /// Rigid bodies, two-way coupled to the liquid.
     #[serde(default, rename = "body")]
     pub bodies: Vec<Body>,
+    /// Passive tracer particles (plankton) carried by the liquid.
+    #[serde(default)]
+    pub tracers: Vec<Tracers>,
     /// What is written, where and how often.
     #[serde(default)]
     pub output: Output,
@@ -314,6 +317,17 @@ pub struct Obstacle {
     pub name: Option<String>,
     /// The solid shape.
     pub shape: ShapeSpec,
+}
+
+/// Passive tracer particles, `[[tracers]]`: seeded on a lattice inside a shape, then carried
+/// by the liquid's velocity without acting on anything.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tracers {
+    /// Where they start.
+    pub shape: ShapeSpec,
+    /// Distance between neighbouring tracers at the start (m); half a cell by default.
+    pub spacing: Option<f64>,
 }
 
 /// A rigid body, `[[body]]`.

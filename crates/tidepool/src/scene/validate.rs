@@ -71,7 +71,11 @@ pub(super) struct Resolved {
     pub obstacles: Vec<(String, Shape)>,
     pub bodies: Vec<BodySetup>,
     pub models: Vec<ModelSetup>,
+    pub tracers: Vec<Vec3>,
 }
+
+/// Most tracers a scene may seed.
+const MAX_TRACERS: f64 = 1e7;
 
 /// A rigid body as the scene sets it up.
 #[derive(Clone, Debug)]
@@ -463,7 +467,47 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         }
     }
     check_body_overlaps(&bodies, &obstacles, &grid, &scene.domain, cx)?;
-    Ok(Resolved { scene, grid, regions, sources, obstacles, bodies, models: models.setups })
+    let tracers = seed_tracers(&scene.tracers, &grid, &obstacles, &bodies, cx)?;
+    Ok(Resolved { scene, grid, regions, sources, obstacles, bodies, models: models.setups, tracers })
+}
+
+/// The tracers' starting points: per `[[tracers]]` table, the points of a lattice of its
+/// spacing (aligned with the shape's bounds, offset by half a spacing) inside its shape and
+/// the domain and outside every obstacle and body.
+fn seed_tracers(tables: &[Tracers], grid: &Grid, obstacles: &[(String, Shape)], bodies: &[BodySetup], cx: &Context) -> Result<Vec<Vec3>, SceneError> {
+    let solids: Vec<(&Shape, Vec3, Quat)> = obstacles
+        .iter()
+        .map(|(_, shape)| (shape, Vec3::zeros(), Quat::identity()))
+        .chain(bodies.iter().map(|b| (&b.shape, b.shape.mass_properties().centroid, b.orientation)))
+        .collect();
+    // A body's shape is turned by its orientation about its centroid.
+    let in_solid = |x: &Vec3| solids.iter().any(|(shape, centre, turn)| shape.signed_distance(&(centre + turn.inverse() * (x - centre))) < 0.0);
+    let mut points = Vec::new();
+    for (n, table) in tables.iter().enumerate() {
+        let key = format!("tracers[{n}]");
+        let shape = resolve_shape(&table.shape, &format!("{key}.shape"), cx)?;
+        inside_domain(&shape, grid, &format!("{key}.shape"), "tracer region", cx)?;
+        let spacing = table.spacing.unwrap_or(0.5 * grid.dx);
+        cx.positive(spacing, &format!("{key}.spacing"), "spacing in m")?;
+        let (lo, hi) = shape.bounds();
+        let (lo, hi) = (lo.sup(&grid.origin), hi.inf(&grid.max_corner()));
+        let counts = (hi - lo).map(|e| (e / spacing).floor().max(0.0));
+        cx.check(counts.product() <= MAX_TRACERS, &format!("{key}.spacing"), || {
+            format!("a spacing of {spacing} m seeds up to {:.3e} tracers, more than {MAX_TRACERS:e}; use a larger spacing", counts.product())
+        })?;
+        let [nx, ny, nz] = [0, 1, 2].map(|a| counts[a] as usize);
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let x = lo + Vec3::new(i as Real + 0.5, j as Real + 0.5, k as Real + 0.5) * spacing;
+                    if shape.signed_distance(&x) < 0.0 && !in_solid(&x) {
+                        points.push(x);
+                    }
+                }
+            }
+        }
+    }
+    Ok(points)
 }
 
 const GIB: f64 = (1u64 << 30) as f64;

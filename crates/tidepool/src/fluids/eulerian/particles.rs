@@ -96,11 +96,18 @@ pub fn seed(grid: &Grid, phi: &Array3<Real>, per_cell: usize, key: [u64; 2]) -> 
 
 /// Moves particles through `velocity` over `dt` (midpoint rule), keeping them in the domain.
 pub fn advect(grid: &Grid, velocity: &MacVelocity, particles: &mut [MarkerParticle], dt: Real) {
-    particles.par_iter_mut().for_each(|p| {
-        let x = p.x();
-        let mid = x + 0.5 * dt * velocity.at(grid, &x);
-        p.set_x(&grid.clamp(&(x + dt * velocity.at(grid, &mid))));
-    });
+    particles.par_iter_mut().for_each(|p| p.set_x(&carried(grid, velocity, &p.x(), dt)));
+}
+
+/// Moves points through `velocity` over `dt` (midpoint rule), keeping them in the domain.
+pub fn advect_points(grid: &Grid, velocity: &MacVelocity, points: &mut [Vec3], dt: Real) {
+    points.par_iter_mut().for_each(|x| *x = carried(grid, velocity, x, dt));
+}
+
+/// Where the flow carries `x` in `dt` (midpoint rule), clamped to the domain.
+fn carried(grid: &Grid, velocity: &MacVelocity, x: &Vec3, dt: Real) -> Vec3 {
+    let mid = x + 0.5 * dt * velocity.at(grid, x);
+    grid.clamp(&(x + dt * velocity.at(grid, &mid)))
 }
 
 /// Corrects `phi` with the escaped particles (Enright et al. sec. 3.3).
