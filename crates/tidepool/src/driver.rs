@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use crate::fluids::eulerian::{LiquidMeasures, LiquidSurface};
 use crate::fluids::flip::FlipTotals;
 use crate::fluids::Fluid;
+use crate::grid::Sampled;
 use crate::math::Real;
 use crate::pipeline::{self, FluidStep, PhaseTimings};
 use crate::world::World;
@@ -98,25 +99,31 @@ impl FluidTotals {
     }
 }
 
-/// A finished frame as sinks see it: the world, the record, and the liquid surface extracted on
-/// first use (so several sinks share one extraction).
+/// A finished frame as sinks see it: the world, the record, and the liquid's `phi` and surface
+/// extracted on first use (so several sinks share one extraction).
 pub struct Frame<'a> {
     /// The state at the end of the frame.
     pub world: &'a World,
     /// Measurements.
     pub record: &'a FrameRecord,
+    phi: OnceCell<Option<Sampled<Real>>>,
     surface: OnceCell<LiquidSurface>,
 }
 
 impl<'a> Frame<'a> {
     /// A frame view.
     pub fn new(world: &'a World, record: &'a FrameRecord) -> Self {
-        Frame { world, record, surface: OnceCell::new() }
+        Frame { world, record, phi: OnceCell::new(), surface: OnceCell::new() }
+    }
+
+    /// The signed distance the surface mesh is extracted from ([`Fluid::surface_phi`]).
+    pub fn surface_phi(&self) -> Option<&Sampled<Real>> {
+        self.phi.get_or_init(|| self.world.fluid.surface_phi()).as_ref()
     }
 
     /// The liquid surface mesh with per-vertex velocities.
     pub fn surface(&self) -> &LiquidSurface {
-        self.surface.get_or_init(|| self.world.fluid.surface())
+        self.surface.get_or_init(|| self.world.fluid.surface_from(self.surface_phi()))
     }
 }
 

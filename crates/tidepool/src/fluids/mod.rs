@@ -6,11 +6,12 @@ pub mod eulerian;
 pub mod flip;
 pub mod lattice;
 
+use crate::grid::advection::advect_points;
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};
-use crate::grid::{Array3, Grid, Location};
+use crate::grid::{Array3, Grid, Location, Sampled};
 use crate::math::{Real, Vec3};
 use crate::solids::StaticSolids;
-use eulerian::{LevelSetLiquid, LiquidMeasures, LiquidSource, LiquidSurface, LiquidVolumes};
+use eulerian::{LevelSetLiquid, LiquidMeasures, LiquidSource, LiquidSurface};
 use flip::FlipLiquid;
 use lattice::SurfaceFlow;
 use std::borrow::Cow;
@@ -105,10 +106,17 @@ impl Fluid {
 
     /// The liquid's surface as a mesh with the liquid's velocity at each vertex.
     pub fn surface(&self) -> LiquidSurface {
-        match self {
-            Fluid::LevelSet(f) => f.liquid.surface(&f.grid),
-            Fluid::Flip(f) => f.surface(),
-            Fluid::Surface(f) => {
+        self.surface_from(self.surface_phi().as_ref())
+    }
+
+    /// The liquid's surface from its `phi` ([`Self::surface_phi`]; `None` for the surface
+    /// flow, whose water mesh it is).
+    pub fn surface_from(&self, phi: Option<&Sampled<Real>>) -> LiquidSurface {
+        match (self, phi) {
+            (Fluid::LevelSet(f), Some(phi)) => f.liquid.surface_from(&f.grid, phi),
+            (Fluid::Flip(f), Some(phi)) => f.surface_from(phi),
+            (Fluid::LevelSet(_) | Fluid::Flip(_), None) => self.surface(),
+            (Fluid::Surface(f), _) => {
                 let (_, water) = f.meshes();
                 let velocities = vec![Vec3::zeros(); water.vertices.len()];
                 LiquidSurface { mesh: water, velocities }
@@ -120,17 +128,29 @@ impl Fluid {
     /// rule, kept in the domain); the surface flow has no velocity field and leaves them.
     pub fn carry(&self, points: &mut [Vec3], dt: Real) {
         match self {
-            Fluid::LevelSet(f) => eulerian::particles::advect_points(&f.grid, &f.liquid.velocity, points, dt),
-            Fluid::Flip(f) => eulerian::particles::advect_points(&f.grid, &f.velocity, points, dt),
+            Fluid::LevelSet(f) => advect_points(&f.grid, &f.liquid.velocity, points, dt),
+            Fluid::Flip(f) => advect_points(&f.grid, &f.velocity, points, dt),
             Fluid::Surface(_) => {}
         }
     }
 
-    /// The liquid as volumes (signed distance and velocity), for the grid fluids.
-    pub fn volumes(&self) -> Option<LiquidVolumes> {
+    /// The signed distance (m, negative in the liquid) whose zero set is the surface mesh, on
+    /// the lattice it is extracted from; `None` for the surface flow, which has no level set.
+    pub fn surface_phi(&self) -> Option<Sampled<Real>> {
         match self {
-            Fluid::LevelSet(f) => Some(f.liquid.volumes(&f.grid)),
-            Fluid::Flip(f) => Some(f.volumes()),
+            Fluid::LevelSet(f) => Some(f.liquid.padded_phi(&f.grid)),
+            Fluid::Flip(f) => Some(f.surface_phi()),
+            Fluid::Surface(_) => None,
+        }
+    }
+
+    /// The velocity volume of the caches: the velocity at the cell centres within
+    /// [`eulerian::VOLUME_BAND`] cells of the surface `phi` ([`Self::surface_phi`]), zero
+    /// elsewhere; `None` for the surface flow.
+    pub fn velocity_volume(&self, phi: &Sampled<Real>) -> Option<Sampled<Vec3>> {
+        match self {
+            Fluid::LevelSet(f) => Some(f.liquid.velocity_volume(&f.grid)),
+            Fluid::Flip(f) => Some(f.velocity_volume(phi)),
             Fluid::Surface(_) => None,
         }
     }

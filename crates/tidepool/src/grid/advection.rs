@@ -2,6 +2,7 @@
 
 use super::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// How a quantity is carried along the flow.
@@ -24,6 +25,16 @@ pub enum AdvectionScheme {
 fn backtrace(grid: &Grid, velocity: &MacVelocity, x: &Vec3, v: &Vec3, dt: Real) -> Vec3 {
     let mid = x - 0.5 * dt * v;
     x - dt * velocity.at(grid, &mid)
+}
+
+/// Where the flow carries `x` in `dt` ([`backtrace`] forward), clamped to the domain.
+pub fn carried(grid: &Grid, velocity: &MacVelocity, x: &Vec3, dt: Real) -> Vec3 {
+    grid.clamp(&backtrace(grid, velocity, x, &velocity.at(grid, x), -dt))
+}
+
+/// Moves points (passive tracers) through `velocity` over `dt` ([`carried`]).
+pub fn advect_points(grid: &Grid, velocity: &MacVelocity, points: &mut [Vec3], dt: Real) {
+    points.par_iter_mut().for_each(|x| *x = carried(grid, velocity, x, dt));
 }
 
 /// A MacCormack forward step's result at one sample: the value, the range of the values it

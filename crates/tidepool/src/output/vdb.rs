@@ -431,10 +431,11 @@ pub const HALF_WIDTH: Real = 3.0;
 impl FrameSink for VdbSink {
     fn write(&mut self, frame: &Frame) -> Result<()> {
         let r = frame.record;
-        let Some(volumes) = frame.world.fluid.volumes().filter(|_| r.frame % self.every == 0) else { return Ok(()) };
-        let surface = Grid::level_set("surface", &volumes.phi, HALF_WIDTH);
-        let density = Grid::fog_volume("density", &volumes.phi);
-        let vel = Grid::vector("vel", &volumes.velocity);
+        let Some(phi) = frame.surface_phi().filter(|_| r.frame % self.every == 0) else { return Ok(()) };
+        let Some(velocity) = frame.world.fluid.velocity_volume(phi) else { return Ok(()) };
+        let surface = Grid::level_set("surface", phi, HALF_WIDTH);
+        let density = Grid::fog_volume("density", phi);
+        let vel = Grid::vector("vel", &velocity);
         let bytes = file(&[&surface, &density, &vel], concat!("tidepool ", env!("CARGO_PKG_VERSION")));
         write_atomic(&frame_file(&self.dir, "volume", r.frame, "vdb"), &bytes)
     }

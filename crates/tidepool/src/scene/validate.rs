@@ -106,6 +106,14 @@ pub struct BodySetup {
     pub reduced: Option<ReducedSetup>,
 }
 
+impl BodySetup {
+    /// The signed distance from `x` to the body where the scene places it: its shape turned by
+    /// its orientation about the shape's centroid `centre`.
+    pub fn placed_distance(&self, centre: &Vec3, x: &Vec3) -> Real {
+        self.shape.signed_distance(&(centre + self.orientation.inverse() * (x - centre)))
+    }
+}
+
 /// A reduced deformable body as the scene sets it up: one sub-body, or several joined.
 #[derive(Clone, Debug)]
 pub struct ReducedSetup {
@@ -475,13 +483,8 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
 /// spacing (aligned with the shape's bounds, offset by half a spacing) inside its shape and
 /// the domain and outside every obstacle and body.
 fn seed_tracers(tables: &[Tracers], grid: &Grid, obstacles: &[(String, Shape)], bodies: &[BodySetup], cx: &Context) -> Result<Vec<Vec3>, SceneError> {
-    let solids: Vec<(&Shape, Vec3, Quat)> = obstacles
-        .iter()
-        .map(|(_, shape)| (shape, Vec3::zeros(), Quat::identity()))
-        .chain(bodies.iter().map(|b| (&b.shape, b.shape.mass_properties().centroid, b.orientation)))
-        .collect();
-    // A body's shape is turned by its orientation about its centroid.
-    let in_solid = |x: &Vec3| solids.iter().any(|(shape, centre, turn)| shape.signed_distance(&(centre + turn.inverse() * (x - centre))) < 0.0);
+    let centres: Vec<Vec3> = bodies.iter().map(|b| b.shape.mass_properties().centroid).collect();
+    let in_solid = |x: &Vec3| obstacles.iter().any(|(_, shape)| shape.signed_distance(x) < 0.0) || bodies.iter().zip(&centres).any(|(b, c)| b.placed_distance(c, x) < 0.0);
     let mut points = Vec::new();
     for (n, table) in tables.iter().enumerate() {
         let key = format!("tracers[{n}]");
@@ -666,7 +669,7 @@ fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid
         // The surface samples, and the centroid, which finds a body inside an equal one.
         let samples: Vec<Vec3> = body.shape.surface_samples(grid.dx).iter().chain([&centres[n]]).map(|x| centres[n] + body.orientation * (x - centres[n])).collect();
         for (m, other) in bodies.iter().enumerate().filter(|(m, _)| *m != n) {
-            if samples.iter().any(|x| other.shape.signed_distance(&(centres[m] + other.orientation.inverse() * (x - centres[m]))) < -tolerance) {
+            if samples.iter().any(|x| other.placed_distance(&centres[m], x) < -tolerance) {
                 return Err(cx.error(&key, format!("body `{}` starts overlapping body `{}`; move them apart", body.name, other.name)));
             }
         }

@@ -130,16 +130,6 @@ pub struct LiquidSurface {
 /// How far outside the surface (in cells) a liquid's velocity volume reaches.
 pub const VOLUME_BAND: Real = 3.0;
 
-/// The liquid as volumes (the VDB caches' source).
-#[derive(Clone, Debug)]
-pub struct LiquidVolumes {
-    /// Signed distance (m, negative in the liquid) whose zero set is the surface mesh.
-    pub phi: Sampled<Real>,
-    /// Velocity (m/s) at the cell centres within [`VOLUME_BAND`] cells of the surface, zero
-    /// elsewhere.
-    pub velocity: Sampled<Vec3>,
-}
-
 /// The liquid's state.
 #[derive(Clone, Debug)]
 pub struct LevelSetLiquid {
@@ -470,20 +460,20 @@ impl LevelSetLiquid {
         Sampled { values: padded, origin: grid.origin - Vec3::repeat(0.5 * grid.dx), spacing: grid.dx }
     }
 
-    /// The zero level set of [`Self::padded_phi`] by marching cubes.
-    pub fn surface(&self, grid: &Grid) -> LiquidSurface {
-        let phi = self.padded_phi(grid);
+    /// The zero level set of `phi` ([`Self::padded_phi`]) by marching cubes, with the liquid's
+    /// velocity at each vertex.
+    pub fn surface_from(&self, grid: &Grid, phi: &Sampled<Real>) -> LiquidSurface {
         let mesh = marching_cubes(&phi.values, phi.origin, phi.spacing);
         let velocities = mesh.vertices.par_iter().map(|v| self.velocity.at(grid, v)).collect();
         LiquidSurface { mesh, velocities }
     }
 
-    /// The liquid as volumes: [`Self::padded_phi`], and the velocity at the cell centres within
-    /// [`VOLUME_BAND`] cells of the surface.
-    pub fn volumes(&self, grid: &Grid) -> LiquidVolumes {
+    /// The velocity at the cell centres within [`VOLUME_BAND`] cells of the surface, zero
+    /// elsewhere (the velocity volume of the caches).
+    pub fn velocity_volume(&self, grid: &Grid) -> Sampled<Vec3> {
         let band = VOLUME_BAND * grid.dx;
         let velocity = self.phi.par_map(|i, j, k, phi| if phi < band { self.velocity.at_cell(i, j, k) } else { Vec3::zeros() });
-        LiquidVolumes { phi: self.padded_phi(grid), velocity: Sampled { values: velocity, origin: grid.position(Location::Cell, 0, 0, 0), spacing: grid.dx } }
+        Sampled { values: velocity, origin: grid.position(Location::Cell, 0, 0, 0), spacing: grid.dx }
     }
 
     /// The liquid's state for a checkpoint: volume control, velocity, level set, pressure (the

@@ -7,6 +7,7 @@
 //! level set around it, raising `phi+` (air particles) or lowering `phi-` (liquid particles);
 //! the corrected value at each cell is whichever of the two is smaller in magnitude.
 
+use crate::grid::advection::carried;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, SplitMix64, Vec3};
 use rayon::prelude::*;
@@ -97,17 +98,6 @@ pub fn seed(grid: &Grid, phi: &Array3<Real>, per_cell: usize, key: [u64; 2]) -> 
 /// Moves particles through `velocity` over `dt` (midpoint rule), keeping them in the domain.
 pub fn advect(grid: &Grid, velocity: &MacVelocity, particles: &mut [MarkerParticle], dt: Real) {
     particles.par_iter_mut().for_each(|p| p.set_x(&carried(grid, velocity, &p.x(), dt)));
-}
-
-/// Moves points through `velocity` over `dt` (midpoint rule), keeping them in the domain.
-pub fn advect_points(grid: &Grid, velocity: &MacVelocity, points: &mut [Vec3], dt: Real) {
-    points.par_iter_mut().for_each(|x| *x = carried(grid, velocity, x, dt));
-}
-
-/// Where the flow carries `x` in `dt` (midpoint rule), clamped to the domain.
-fn carried(grid: &Grid, velocity: &MacVelocity, x: &Vec3, dt: Real) -> Vec3 {
-    let mid = x + 0.5 * dt * velocity.at(grid, x);
-    grid.clamp(&(x + dt * velocity.at(grid, &mid)))
 }
 
 /// Corrects `phi` with the escaped particles (Enright et al. sec. 3.3).

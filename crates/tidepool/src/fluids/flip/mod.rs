@@ -26,7 +26,7 @@ pub mod solve;
 pub mod surface;
 
 use crate::coupling::{self, FluidView};
-use crate::fluids::eulerian::{LiquidSource, LiquidSurface, LiquidVolumes, VOLUME_BAND};
+use crate::fluids::eulerian::{LiquidSource, LiquidSurface, VOLUME_BAND};
 use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
 use crate::math::{Real, SplitMix64, Vec3};
 use crate::settings::Settings;
@@ -432,31 +432,29 @@ impl FlipLiquid {
         crate::fluids::eulerian::LiquidMeasures { volume: self.liquid_mass() / self.params.density, kinetic_energy: self.kinetic_energy(), momentum, max_speed: self.max_speed() }
     }
 
-    /// The liquid's surface reconstructed from the particles (Zhu–Bridson, see [`surface`]),
-    /// with the particles' velocity at each vertex.
-    pub fn surface(&self) -> LiquidSurface {
+    /// The `phi` of the surface reconstructed from the particles (Zhu–Bridson, see
+    /// [`surface`]), on a lattice twice as fine as the grid.
+    pub fn surface_phi(&self) -> Sampled<Real> {
+        self.with_kernel(|kernel| kernel.phi())
+    }
+
+    /// The zero set of `phi` ([`Self::surface_phi`]), with the particles' velocity at each
+    /// vertex.
+    pub fn surface_from(&self, phi: &Sampled<Real>) -> LiquidSurface {
         self.with_kernel(|kernel| {
-            let (mesh, velocities) = kernel.surface();
+            let (mesh, velocities) = kernel.surface_from(phi);
             LiquidSurface { mesh, velocities }
         })
     }
 
-    /// The liquid as volumes: the surface's `phi` (on a lattice twice as fine as the grid) and
-    /// the grid velocity at the cell centres within [`VOLUME_BAND`] cells of it.
-    pub fn volumes(&self) -> LiquidVolumes {
-        let phi = self.with_kernel(|kernel| kernel.phi());
+    /// The grid velocity at the cell centres within [`VOLUME_BAND`] cells of the surface
+    /// `phi` ([`Self::surface_phi`]), zero elsewhere (the velocity volume of the caches).
+    pub fn velocity_volume(&self, phi: &Sampled<Real>) -> Sampled<Vec3> {
         let band = VOLUME_BAND * self.grid.dx;
+        let mut velocity = Array3::filled(self.grid.dims, Vec3::zeros());
         // Cell centre (i, j, k) is node (2i + 2, 2j + 2, 2k + 2) of the fine lattice.
-        let velocity = Array3::filled(self.grid.dims, Vec3::zeros()).par_map(|i, j, k, _| {
-            let near = phi.values.get(2 * i + 2, 2 * j + 2, 2 * k + 2) < band;
-            if near {
-                self.velocity.at_cell(i, j, k)
-            } else {
-                Vec3::zeros()
-            }
-        });
-        let origin = self.grid.position(Location::Cell, 0, 0, 0);
-        LiquidVolumes { phi, velocity: Sampled { values: velocity, origin, spacing: self.grid.dx } }
+        velocity.par_fill_with(|i, j, k| if phi.values.get(2 * i + 2, 2 * j + 2, 2 * k + 2) < band { self.velocity.at_cell(i, j, k) } else { Vec3::zeros() });
+        Sampled { values: velocity, origin: self.grid.position(Location::Cell, 0, 0, 0), spacing: self.grid.dx }
     }
 
     /// Runs `f` with the particles binned and seen through the surface kernel.

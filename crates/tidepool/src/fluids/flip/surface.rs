@@ -108,10 +108,9 @@ impl<'a> ParticleKernel<'a> {
         Sampled { values: phi, origin, spacing }
     }
 
-    /// The zero set of [`Self::phi`] by marching cubes, with the particle velocity averaged
-    /// with the same weights at every vertex.
-    pub fn surface(&self) -> (TriMesh, Vec<Vec3>) {
-        let phi = self.phi();
+    /// The zero set of `phi` ([`Self::phi`]) by marching cubes, with the particle velocity
+    /// averaged with the same weights at every vertex.
+    pub fn surface_from(&self, phi: &Sampled<Real>) -> (TriMesh, Vec<Vec3>) {
         let mesh = marching_cubes(&phi.values, phi.origin, phi.spacing);
         let velocities = mesh.vertices.iter().map(|x| self.average(x).map_or(Vec3::zeros(), |a| a.2)).collect();
         (mesh, velocities)
@@ -141,7 +140,8 @@ mod tests {
         }
         let velocities = vec![Vec3::new(1.0, 0.0, 0.0); positions.len()];
         let bins = Bins::sort(&grid, &mut positions, &mut []);
-        let (mesh, v) = ParticleKernel::new(&grid, &bins, &positions, &velocities, 0.05).surface();
+        let kernel = ParticleKernel::new(&grid, &bins, &positions, &velocities, 0.05);
+        let (mesh, v) = kernel.surface_from(&kernel.phi());
         let volume = mesh.signed_volume().abs();
         let exact = 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3);
         assert!((volume / exact - 1.0).abs() < 0.05, "volume {volume} vs {exact}");
@@ -170,7 +170,8 @@ mod tests {
         }
         let velocities = vec![Vec3::zeros(); positions.len()];
         let bins = Bins::sort(&grid, &mut positions, &mut []);
-        let (mesh, _) = ParticleKernel::new(&grid, &bins, &positions, &velocities, 0.05).surface();
+        let kernel = ParticleKernel::new(&grid, &bins, &positions, &velocities, 0.05);
+        let (mesh, _) = kernel.surface_from(&kernel.phi());
         let (volume, exact) = (mesh.signed_volume().abs(), corner.x * corner.y * corner.z);
         assert!((volume / exact - 1.0).abs() < 0.05, "volume {volume} vs {exact}");
     }
