@@ -12,6 +12,7 @@
 //! correction, so the V-cycle is a symmetric positive-definite preconditioner; every step is a
 //! parallel pass over the cells.
 
+use crate::reduce::grain;
 use crate::{Preconditioner, Stencil7};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -96,7 +97,7 @@ impl<'a> Multigrid<'a> {
             }
         };
         // The first sweep from zero is `x = omega D^-1 b`.
-        x.par_iter_mut().zip(b.par_iter().zip(a.diag.par_iter())).for_each(|(x, (b, d))| *x = if *d > 0.0 { OMEGA * b / d } else { 0.0 });
+        x.par_iter_mut().with_min_len(grain(b.len())).zip(b.par_iter().zip(a.diag.par_iter())).for_each(|(x, (b, d))| *x = if *d > 0.0 { OMEGA * b / d } else { 0.0 });
         if below.is_empty() {
             smooth(x, y, COARSEST_SWEEPS - 1);
             return;
@@ -271,7 +272,8 @@ fn restrict_axis(src: &[f64], dims: [usize; 3], axis: usize, dst: &mut [f64]) {
     let mut out = dims;
     out[axis] = fine.div_ceil(2);
     let strides = [1, dims[0], dims[0] * dims[1]];
-    dst.par_iter_mut().enumerate().for_each(|(o, v)| {
+    let n = dst.len();
+    dst.par_iter_mut().with_min_len(grain(n)).enumerate().for_each(|(o, v)| {
         let coord = [o % out[0], (o / out[0]) % out[1], o / (out[0] * out[1])];
         let base: usize = (0..3).filter(|&a| a != axis).map(|a| coord[a] * strides[a]).sum();
         let c = coord[axis] as isize;
@@ -295,7 +297,8 @@ fn prolong_axis(src: &[f64], dims: [usize; 3], axis: usize, dst: &mut [f64], put
     let mut from = dims;
     from[axis] = coarse;
     let strides = [1, from[0], from[0] * from[1]];
-    dst.par_iter_mut().enumerate().for_each(|(o, v)| {
+    let n = dst.len();
+    dst.par_iter_mut().with_min_len(grain(n)).enumerate().for_each(|(o, v)| {
         let coord = [o % dims[0], (o / dims[0]) % dims[1], o / (dims[0] * dims[1])];
         let base: usize = (0..3).filter(|&a| a != axis).map(|a| coord[a] * strides[a]).sum();
         let f = coord[axis];
@@ -339,7 +342,7 @@ fn restrict(fine_dims: [usize; 3], coarse: &Stencil7, r: &[f64], tmp: &mut [Vec<
     restrict_axis(r, d, 0, t0);
     restrict_axis(t0, x_coarse, 1, t1);
     restrict_axis(t1, xy_coarse, 2, out);
-    out.par_iter_mut().zip(coarse.diag.par_iter()).for_each(|(v, &d)| {
+    out.par_iter_mut().with_min_len(grain(coarse.diag.len())).zip(coarse.diag.par_iter()).for_each(|(v, &d)| {
         if d == 0.0 {
             *v = 0.0;
         }

@@ -15,6 +15,17 @@ pub const CHUNK: usize = 8192;
 /// work.
 pub const PARALLEL_MIN: usize = 16_384;
 
+/// The `with_min_len` of a parallel pass over `n` elements whose length varies (a multigrid
+/// level, a stencil): the whole pass on the calling thread below [`PARALLEL_MIN`], else rayon's
+/// own splitting (a fixed minimum above it leaves too few tasks to balance many threads).
+pub fn grain(n: usize) -> usize {
+    if n < PARALLEL_MIN {
+        n.max(1)
+    } else {
+        1
+    }
+}
+
 /// Chunks a reduction keeps on one thread: its chunk sums are added in the same order either
 /// way, so this changes the speed, not the result.
 pub const MIN_CHUNKS: usize = PARALLEL_MIN.div_ceil(CHUNK);

@@ -1,6 +1,6 @@
 //! Symmetric seven-point matrices on a 3D index box and their MIC(0) preconditioner.
 
-use crate::reduce::PARALLEL_MIN;
+use crate::reduce::{grain, PARALLEL_MIN};
 use crate::{CsrMatrix, LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
@@ -159,7 +159,7 @@ impl Stencil7 {
     pub fn apply_with(&self, x: &[f64], y: &mut [f64], f: impl Fn(usize, f64) -> f64 + Sync) {
         let [nx, ny, _] = self.dims;
         let slab = nx * ny;
-        y.par_chunks_mut(slab).enumerate().for_each(|(k, ys)| {
+        y.par_chunks_mut(slab).with_min_len(grain(self.diag.len()).div_ceil(slab)).enumerate().for_each(|(k, ys)| {
             for j in 0..ny {
                 for i in 0..nx {
                     let c = i + nx * j + slab * k;
