@@ -139,19 +139,8 @@ fn set_threads(threads: Option<usize>) -> anyhow::Result<usize> {
     Ok(rayon::current_num_threads())
 }
 
-/// Runs `work` on a worker of the global pool (set to `threads`), which then takes the first
-/// share of every parallel pass itself; called from the main thread, each of the thousands of
-/// passes of a substep would be handed to the pool and the main thread put to sleep until it ends.
-fn on_pool(threads: Option<usize>, work: impl FnOnce(usize) -> anyhow::Result<u8> + Send) -> anyhow::Result<u8> {
-    let threads = set_threads(threads)?;
-    rayon::scope(|_| work(threads))
-}
-
 fn run(args: RunArgs) -> anyhow::Result<u8> {
-    on_pool(args.threads, |threads| run_on_pool(args, threads))
-}
-
-fn run_on_pool(args: RunArgs, threads: usize) -> anyhow::Result<u8> {
+    let threads = set_threads(args.threads)?;
     let mut scene = match args.scene.as_deref() {
         Some(path) => scene::load_any(path)?,
         None => AnyScene::Liquid(Box::new(scene::load_default()?)),
@@ -395,10 +384,7 @@ fn print_stdout(text: &str) -> anyhow::Result<()> {
 }
 
 fn bench(cases: &[String], threads: Option<usize>) -> anyhow::Result<u8> {
-    on_pool(threads, |threads| bench_on_pool(cases, threads))
-}
-
-fn bench_on_pool(cases: &[String], threads: usize) -> anyhow::Result<u8> {
+    let threads = set_threads(threads)?;
     let names: Vec<String> = if cases.is_empty() { tidepool::bench::CASES.iter().map(|s| s.to_string()).collect() } else { cases.to_vec() };
     let mut results = Vec::new();
     for name in &names {
