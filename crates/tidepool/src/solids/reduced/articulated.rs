@@ -115,8 +115,6 @@ pub struct Articulated {
 struct JointSystem {
     /// `U (U^T a33 U)^-1 U^T`.
     inverse: DMatrix<Real>,
-    /// `U`, an orthonormal basis of the constrained joint velocity differences.
-    constrained: DMatrix<Real>,
 }
 
 /// Eigenvalues of the rigid joint block below this share of its largest are its nullspace
@@ -439,8 +437,8 @@ impl Articulated {
             return;
         }
         let constrained = self.constrained_directions();
-        self.frames = self.joint_system(true, constrained.clone());
-        self.system = self.joint_system(false, constrained);
+        self.frames = self.joint_system(true, &constrained);
+        self.system = self.joint_system(false, &constrained);
     }
 
     /// An orthonormal basis `U` of the joint velocity differences the bodies' rigid motions
@@ -475,7 +473,7 @@ impl Articulated {
 
     /// The joint block (of the bodies' frames alone with `frame_only`), inverted on the space
     /// `constrained`.
-    fn joint_system(&self, frame_only: bool, constrained: DMatrix<Real>) -> JointSystem {
+    fn joint_system(&self, frame_only: bool, constrained: &DMatrix<Real>) -> JointSystem {
         let joint_points = self.joint_points();
         let n = 3 * self.joints.len();
         let mut a33 = DMatrix::zeros(n, n);
@@ -496,12 +494,12 @@ impl Articulated {
             a33.set_column(k, &self.joint_differences(&joint_points, &r));
         }
         let a33 = 0.5 * (&a33 + a33.transpose());
-        let restricted = constrained.transpose() * &a33 * &constrained;
+        let restricted = constrained.transpose() * &a33 * constrained;
         let inverse = match restricted.cholesky() {
-            Some(c) => &constrained * c.inverse() * constrained.transpose(),
+            Some(c) => constrained * c.inverse() * constrained.transpose(),
             None => DMatrix::zeros(n, n),
         };
-        JointSystem { inverse, constrained }
+        JointSystem { inverse }
     }
 
     /// The sub-bodies sharing each point, their weights and material points there (from the
@@ -748,7 +746,7 @@ mod tests {
             assert!(SymmetricEigen::new(response).eigenvalues.min() > -1e-10 * scale);
             let before = a.joint_velocities();
             a.apply_impulses(&points, &random(points.len(), 5));
-            let moved = a.system.constrained.transpose() * (a.joint_velocities() - before);
+            let moved = a.constrained_directions().transpose() * (a.joint_velocities() - before);
             assert!(moved.amax() < 1e-10, "impulses moved the joints apart");
         }
     }
