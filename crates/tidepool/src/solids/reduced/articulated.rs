@@ -117,8 +117,8 @@ struct JointSystem {
     inverse: DMatrix<Real>,
 }
 
-/// Eigenvalues of the rigid joint block below this share of its largest are its nullspace
-/// (its spectrum has a gap of ten orders of magnitude there).
+/// Eigenvalues of `B B^T` for rigid bodies (each joint's points at their midpoint) below this
+/// share of its largest are its nullspace (exact zeros but for round-off).
 const RANGE_CUTOFF: Real = 1e-8;
 
 /// Per sub-body: the points of a point set it shares, as (the point's index, the sub-body's
@@ -812,7 +812,9 @@ mod tests {
         assert!(relative < 0.05, "the bars turned {relative} rad against each other");
         let (p1, l1) = a.momentum();
         assert!((p1 - p0).norm() < 1e-8 * p0.norm(), "linear momentum moved by {}", (p1 - p0).norm());
-        assert!((l1 - l0).norm() < 1e-2 * l0.norm(), "angular momentum moved by {:e} of {:e}", (l1 - l0).norm(), l0.norm());
+        // Kept to the order of the pre-stabilization's position corrections, which the ringing
+        // modes make larger than with one joint (measured: 3e-4 of the angular momentum).
+        assert!((l1 - l0).norm() < 1e-3 * l0.norm(), "angular momentum moved by {:e} of {:e}", (l1 - l0).norm(), l0.norm());
     }
 
     /// The skin mesh of a jointed pair with a skin: closed, its vertices on the blended skin at
