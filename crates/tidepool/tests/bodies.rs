@@ -50,11 +50,7 @@ fn floating_box_displaces_its_weight_of_water() {
 #[test]
 fn floating_ball_displaces_its_weight_of_water() {
     let r: Real = 0.1;
-    let cap = |h: Real| {
-        let h = h.clamp(0.0, 2.0 * r);
-        PI * h * h * (3.0 * r - h) / 3.0 / (4.0 / 3.0 * PI * r.powi(3))
-    };
-    let fractions = floating("sphere = { center = [0.5, 0.31, 0.3], radius = 0.1 }", r, cap);
+    let fractions = floating("sphere = { center = [0.5, 0.31, 0.3], radius = 0.1 }", r, |h| common::submerged_cap(h, r) / (4.0 / 3.0 * PI * r.powi(3)));
     let mean = common::settled(&fractions);
     assert!((mean - 0.5).abs() < 0.03 * 0.5, "submerged fraction {mean}, frames {fractions:?}");
 }
@@ -416,12 +412,8 @@ shape.mesh = {{ path = "{}", rotate = [0.0, 30.0, 0.0], translate = [0.62, {cube
                 return;
             }
             let level = common::surface_height(world, 0.75, 0.55);
-            let cap = |h: Real| {
-                let h = h.clamp(0.0, 2.0 * r);
-                PI * h * h * (3.0 * r - h) / 3.0
-            };
             let exact = [
-                cap(level - (ball_y - r)),
+                common::submerged_cap(level - (ball_y - r), r),
                 (box_hi[0] - box_lo[0]) * (box_hi[2] - box_lo[2]) * (level - box_lo[1]).clamp(0.0, box_hi[1] - box_lo[1]),
                 0.14 * 0.14 * (level - (cube_y - 0.07)).clamp(0.0, 0.14),
             ];

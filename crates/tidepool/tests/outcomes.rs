@@ -18,11 +18,9 @@ fn example(name: &str, edits: &[(&str, &str)]) -> LoadedScene {
     scene::parse(&text, &format!("{name}.toml"), name, None, &common::scenes_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The share of a ball of radius `r` below a level surface `draft` above its lowest point: the
-/// cap `pi h^2 (3r - h) / 3` over the ball's volume.
+/// The share of a ball of radius `r` below a level surface `draft` above its lowest point.
 fn ball_fraction_under(draft: Real, r: Real) -> Real {
-    let h = draft.clamp(0.0, 2.0 * r);
-    PI * h * h * (3.0 * r - h) / 3.0 / (4.0 / 3.0 * PI * r.powi(3))
+    common::submerged_cap(draft, r) / (4.0 / 3.0 * PI * r.powi(3))
 }
 
 fn mean(values: &[Real]) -> Real {

@@ -100,6 +100,13 @@ pub fn surface_height(world: &World, x: Real, z: Real) -> Real {
     panic!("no surface in the column at ({x}, {z})");
 }
 
+/// The volume of a ball of radius `r` below a level surface `draft` above its lowest point:
+/// the cap `pi h^2 (3r - h) / 3`, `h` clamped to the ball.
+pub fn submerged_cap(draft: Real, r: Real) -> Real {
+    let h = draft.clamp(0.0, 2.0 * r);
+    std::f64::consts::PI * h * h * (3.0 * r - h) / 3.0
+}
+
 /// The mean of the last two seconds (48 frames): the body heaves about its equilibrium, the
 /// waves it makes reflecting from the tank's walls.
 pub fn settled(fractions: &[Real]) -> Real {
