@@ -14,8 +14,19 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, Multigrid, PcgParams, Preconditioner};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 10] =
-    ["poisson-128", "dam-break-128", "dam-break-128-mic0", "buoyancy", "pool-of-bodies", "tori-pool", "lattice-256", "lattice-1024", "flip-dam-break", "lcp-vs-poisson"];
+pub const CASES: [&str; 11] = [
+    "poisson-128",
+    "dam-break-128",
+    "dam-break-128-mic0",
+    "buoyancy",
+    "pool-of-bodies",
+    "tori-pool",
+    "starfish-150",
+    "lattice-256",
+    "lattice-1024",
+    "flip-dam-break",
+    "lcp-vs-poisson",
+];
 
 /// Runs one case by name.
 pub fn run_case(name: &str) -> Option<Value> {
@@ -28,6 +39,8 @@ pub fn run_case(name: &str) -> Option<Value> {
         // Timed once the bodies have fallen into the water.
         "pool-of-bodies" => Some(scene_case("pool-of-bodies", POOL_OF_BODIES, 0.5, 10)),
         "tori-pool" => Some(tori_pool(10)),
+        // 5 M cells: two substeps, as the starfish start (in the air).
+        "starfish-150" => Some(scene_case("starfish-150", STARFISH_150, 0.0, 2)),
         "lattice-256" => Some(lattice(256, 200)),
         "lattice-1024" => Some(lattice(1024, 20)),
         "flip-dam-break" => Some(flip_dam_break(128, 3)),
@@ -203,6 +216,13 @@ pub const POOL_OF_BODIES: &str = include_str!("../../../scenes/pool_of_bodies.to
 /// The scene of the `tori-pool` case: `scenes/tori_pool.toml` (13 soft tori, one model).
 pub const TORI_POOL: &str = include_str!("../../../scenes/tori_pool.toml");
 
+/// The scene of the `starfish-150` case: `scenes/starfish_rocks_150.toml` (150 starfish sharing
+/// one model, 24 mesh rocks, 224 x 64 x 352 cells).
+pub const STARFISH_150: &str = include_str!("../../../scenes/starfish_rocks_150.toml");
+
+/// `scenes/meshes/rock.obj`, the mesh of the starfish's rocks.
+const ROCK_OBJ: &str = include_str!("../../../scenes/meshes/rock.obj");
+
 /// `scenes/tori_pool.toml` timed over `substeps` substeps once the tori are in the water, as
 /// reduced deformable bodies and again with the same tori rigid; and the modal analysis of the
 /// torus (without the disk cache).
@@ -225,7 +245,12 @@ pub fn tori_pool(substeps: usize) -> Value {
 /// substep), with a fixed step of half a cell per the speed of a fall through the domain's
 /// height: seconds per substep by phase, pressure iterations, and memory per cell.
 pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Value {
-    let loaded = scene::parse(text, name, name, None, std::path::Path::new(".")).expect("benchmark scene is valid");
+    // The meshes the scenes name, from copies built into the binary, so the bench runs anywhere.
+    let dir = std::env::temp_dir().join(format!("tidepool-bench-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("meshes")).and_then(|_| std::fs::write(dir.join("meshes/rock.obj"), ROCK_OBJ)).expect("the temporary directory is writable");
+    let loaded = scene::parse(text, name, name, None, &dir);
+    std::fs::remove_dir_all(&dir).ok();
+    let loaded = loaded.expect("benchmark scene is valid");
     let start = Instant::now();
     let mut world = World::build(&loaded).expect("benchmark scene builds");
     let world = &mut world;
@@ -269,7 +294,8 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
         "velocity_solve_seconds_per_substep": { "assembly": per(solve.assembly), "setup": per(solve.setup), "iterations": per(solve.iterations), "update": per(solve.update) },
         "particles": world.level_set().map_or(0, |f| f.liquid.particles.len()),
         "state_bytes_per_cell": world.heap_bytes() as f64 / cells as f64,
-        "deformable_bodies_bytes": world.bodies_heap_bytes(),
+        "deformable_model_bytes": world.reduced_models().iter().map(|m| m.heap_bytes()).sum::<usize>(),
+        "deformable_bytes_per_body": world.reduced_bodies().map(|b| b.heap_bytes()).sum::<usize>() as f64 / world.reduced_bodies().count().max(1) as f64,
         "peak_resident_bytes_per_cell": peak_resident_bytes().map(|b| b as f64 / cells as f64),
     })
 }

@@ -265,9 +265,9 @@ impl World {
     }
 
     /// Heap bytes of the deformable bodies: each model once, however many bodies share it, and
-    /// each body's own state (its modal coordinates).
+    /// each body's own state and caches.
     pub fn bodies_heap_bytes(&self) -> usize {
-        self.reduced_models().iter().map(|m| m.heap_bytes()).sum::<usize>() + self.reduced_bodies().map(|b| (b.q.len() + b.qdot.len()) * 8 + b.name.len()).sum::<usize>()
+        self.reduced_models().iter().map(|m| m.heap_bytes()).sum::<usize>() + self.reduced_bodies().map(ReducedBody::heap_bytes).sum::<usize>()
     }
 
     /// The deformable models in use, each once however many bodies share it.

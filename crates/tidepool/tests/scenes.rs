@@ -1,5 +1,6 @@
 //! Every example liquid scene in `scenes/` (level set or FLIP) is valid, builds, and runs a
-//! frame (surface-flow scenes: tests/surface_flow.rs).
+//! frame — the paper-scale ones on a coarser grid (common::PAPER_SCALE) — (surface-flow
+//! scenes: tests/surface_flow.rs).
 
 mod common;
 
@@ -13,7 +14,8 @@ fn every_example_scene_loads_builds_and_runs_a_frame() {
         let path = entry.unwrap().path();
         let surface_flow = std::fs::read_to_string(&path).is_ok_and(|text| scene::surface::is_surface_scene(&text));
         if path.extension().is_some_and(|e| e == "toml") && !surface_flow {
-            let loaded = scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            let loaded = scene::parse(&common::example_text(&path), &path.display().to_string(), name, Some(path.clone()), &common::scenes_dir()).unwrap_or_else(|e| panic!("{e}"));
             let world = World::build(&loaded).expect("the scene builds");
             assert!(world.fluid.measures().volume > 0.0, "{}: no liquid", path.display());
             let (_, records) = common::simulate(&loaded, 1);

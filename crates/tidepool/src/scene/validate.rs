@@ -657,30 +657,38 @@ fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, Sce
 
 /// Refuses bodies that start inside each other, inside an obstacle or through a closed domain
 /// side by more than half a cell (surface samples of each tested against the others' signed
-/// distance): contact would have to pull them apart violently.
+/// distance): contact would have to pull them apart violently. Only the samples inside the
+/// other's bounds are tested, so a scene of many bodies is checked in about the time of its
+/// neighbouring pairs.
 fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid: &Grid, domain: &Domain, cx: &Context) -> Result<(), SceneError> {
     let tolerance = 0.5 * grid.dx;
     let (lo, hi) = (grid.origin, grid.origin + Vec3::from_fn(|a, _| grid.dims[a] as Real * grid.dx));
     let walls = domain.boundary.sides();
     // Bodies are turned about their shapes' centroids.
     let centres: Vec<Vec3> = bodies.iter().map(|b| b.shape.mass_properties().centroid).collect();
+    // Each body's surface samples where it starts, and the centroid, which finds a body inside
+    // an equal one; their bounds grown by a sample spacing hold the whole body.
+    let samples: Vec<Vec<Vec3>> =
+        bodies.iter().zip(&centres).map(|(body, c)| body.shape.surface_samples(grid.dx).iter().chain([c]).map(|x| c + body.orientation * (x - c)).collect()).collect();
+    let grown = |(lo, hi): (Vec3, Vec3), by: Real| (lo.add_scalar(-by), hi.add_scalar(by));
+    let bounds: Vec<(Vec3, Vec3)> = samples.iter().map(|s| grown(s.iter().fold((s[0], s[0]), |(lo, hi), x| (lo.inf(x), hi.sup(x))), grid.dx)).collect();
+    let within = |x: &Vec3, (lo, hi): &(Vec3, Vec3)| (0..3).all(|a| x[a] >= lo[a] && x[a] <= hi[a]);
     for (n, body) in bodies.iter().enumerate() {
         let key = format!("body[{n}].shape");
-        // The surface samples, and the centroid, which finds a body inside an equal one.
-        let samples: Vec<Vec3> = body.shape.surface_samples(grid.dx).iter().chain([&centres[n]]).map(|x| centres[n] + body.orientation * (x - centres[n])).collect();
         for (m, other) in bodies.iter().enumerate().filter(|(m, _)| *m != n) {
-            if samples.iter().any(|x| other.placed_distance(&centres[m], x) < -tolerance) {
+            if samples[n].iter().any(|x| within(x, &bounds[m]) && other.placed_distance(&centres[m], x) < -tolerance) {
                 return Err(cx.error(&key, format!("body `{}` starts overlapping body `{}`; move them apart", body.name, other.name)));
             }
         }
         for (name, obstacle) in obstacles {
-            if samples.iter().any(|x| obstacle.signed_distance(x) < -tolerance) {
+            let near = grown(obstacle.bounds(), tolerance);
+            if samples[n].iter().any(|x| within(x, &near) && obstacle.signed_distance(x) < -tolerance) {
                 return Err(cx.error(&key, format!("body `{}` starts inside obstacle `{name}`; move it out", body.name)));
             }
         }
         for a in 0..3 {
             let closed = |side: usize| walls[a][side] == Boundary::Wall;
-            let through = samples.iter().any(|x| (closed(0) && x[a] < lo[a] - tolerance) || (closed(1) && x[a] > hi[a] + tolerance));
+            let through = samples[n].iter().any(|x| (closed(0) && x[a] < lo[a] - tolerance) || (closed(1) && x[a] > hi[a] + tolerance));
             if through {
                 return Err(cx.error(&key, format!("body `{}` starts through a closed side of the domain; move it inside", body.name)));
             }

@@ -48,7 +48,16 @@ impl StaticSolids {
     /// Samples `obstacles` on `grid` and closes the wall sides of the domain.
     pub fn new(grid: &Grid, boundaries: [[Boundary; 2]; 3], obstacles: Vec<(String, Shape)>) -> Self {
         let far = 1e3 * grid.dx * grid.dims.iter().max().copied().unwrap_or(1) as Real;
-        let distance = |x: Vec3| obstacles.iter().map(|(_, s)| s.signed_distance(&x)).fold(far, Real::min);
+        // An obstacle is only evaluated within two cells of its bounds; farther out the distance
+        // to its bounds stands in (a lower bound: only the sign and the values near surfaces are
+        // used, as for bodies), so a large grid around many mesh rocks samples quickly.
+        let bounds: Vec<(Vec3, Vec3)> = obstacles.iter().map(|(_, s)| s.bounds()).collect();
+        let distance = |x: Vec3| {
+            obstacles.iter().zip(&bounds).fold(far, |d, ((_, shape), (lo, hi))| {
+                let outside = (lo - x).sup(&(x - hi)).sup(&Vec3::zeros()).norm();
+                d.min(if outside > 2.0 * grid.dx { outside } else { shape.signed_distance(&x) })
+            })
+        };
         let phi_nodes = grid.sample_fn(Location::Node, distance);
         let phi_cells = grid.sample_fn(Location::Cell, distance);
         let mut face_open = [0, 1, 2].map(|a| {

@@ -30,6 +30,21 @@ pub fn scenes_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
 }
 
+/// The example scenes at the first paper's scale, which take hours on 2 cores, and the
+/// resolution (cells along the longest side) the tests run them at.
+pub const PAPER_SCALE: [(&str, u32); 3] = [("starfish_rocks_150", 88), ("tori_pool_50", 64), ("three_jellyfish", 64)];
+
+/// The text of the example scene file at `path`; a paper-scale one's on the tests' coarser
+/// grid.
+pub fn example_text(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    match PAPER_SCALE.iter().find(|(paper, _)| *paper == name) {
+        Some((_, cells)) => text.lines().map(|line| if line.starts_with("resolution =") { format!("resolution = {cells}\n") } else { format!("{line}\n") }).collect(),
+        None => text,
+    }
+}
+
 /// Runs `frames` frames without writing files and returns the records (frame 0 first).
 pub fn simulate(loaded: &LoadedScene, frames: u32) -> (World, Vec<FrameRecord>) {
     let mut records = Vec::new();

@@ -380,6 +380,17 @@ impl std::fmt::Debug for PointCache {
 }
 
 impl ReducedBody {
+    /// Heap bytes this copy holds besides its shared model: its name, modal coordinates and
+    /// rates, and its caches (the material points of the last coupled solve's point set, the
+    /// frame's per-particle arms and per-mode couplings).
+    pub fn heap_bytes(&self) -> usize {
+        let state = self.name.len() + (self.q.len() + self.qdot.len()) * 8;
+        let points =
+            self.cache.0.lock().map_or(0, |c| c.as_ref().map_or(0, |c| c.state.2.len() * 8 + c.points.len() * 24 + c.material.len() * std::mem::size_of::<MaterialPoint>()));
+        let frame = self.frame.0.read().map_or(0, |f| f.as_ref().map_or(0, |f| (f.state.1.len() + f.state.2.len()) * 8 + (f.arms.len() + f.couplings.len()) * 24));
+        state + points + frame
+    }
+
     /// A copy named `name` at rest with its centre of mass at `position`, undeformed, with the
     /// static world's restitution and friction.
     pub fn new(name: &str, model: Arc<ReducedModel>, position: Vec3) -> Self {
