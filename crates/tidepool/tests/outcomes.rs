@@ -77,3 +77,51 @@ fn fountains_the_unilateral_jets_spray_higher_than_the_bilateral() {
     let (unilateral, bilateral) = (fountain_top("fountains"), fountain_top("fountains_bilateral"));
     assert!(unilateral > bilateral + 0.05, "unilateral spray reaches {unilateral} m, bilateral {bilateral} m");
 }
+
+/// `reduced_spheres_buoyancy.toml` on a coarser grid (48 cells along x, 4.2 cm: the spheres
+/// 2.2 cells in radius): over its last second the soft spheres of 200, 500 and 800 kg/m^3 float
+/// with that share of them under water to within 0.05 (measured 0.21, 0.48, 0.77), and the one
+/// of 1500 ends on the floor, its centre within half a cell of its radius above it.
+#[test]
+fn reduced_spheres_float_by_their_density_and_the_heaviest_sinks() {
+    let loaded = example("reduced_spheres_buoyancy", &[("resolution = 80", "resolution = 48")]);
+    let (r, dx) = (0.09, 2.0 / 48.0);
+    let mut under: Vec<Vec<Real>> = vec![Vec::new(); 3];
+    let world = common::each_frame(&loaded, 72, |world, record| {
+        let level = common::surface_height(world, 0.02, 0.02);
+        if record.frame >= 48 {
+            for (s, fractions) in under.iter_mut().enumerate() {
+                fractions.push(ball_fraction_under(level - (world.solids.reduced[s].bodies[0].position.y - r), r));
+            }
+        }
+    });
+    let under: Vec<Real> = under.iter().map(|f| mean(f)).collect();
+    for (fraction, density) in under.iter().zip([200.0, 500.0, 800.0]) {
+        assert!((fraction - density / 1000.0).abs() < 0.05, "the sphere of {density} kg/m^3 floats {fraction} under");
+    }
+    let height = world.solids.reduced[4].bodies[0].position.y - r;
+    assert!(height.abs() < 0.5 * dx, "the sphere of 1500 kg/m^3 ends {height} m above the floor");
+}
+
+/// `torus_tub.toml` on a coarser grid (32 cells across, 3.1 cm: the tube 2.2 cells in radius):
+/// the soft torus (600 kg/m^3) squashes as it hits the water — its modes take up more than
+/// 0.01 J (measured 0.066 J) — and settles floating: over its last second, still bobbing by a
+/// few centimetres, its centre is on average within a third of the tube's radius of where a
+/// level torus floats, 0.16 of the tube's radius under the water (the depth at which a
+/// circle of the tube's section is 60% under; measured 0.21).
+#[test]
+fn torus_tub_the_soft_torus_squashes_and_settles_floating() {
+    let loaded = example("torus_tub", &[("resolution = 40", "resolution = 32")]);
+    let minor = 0.07;
+    let (mut depth, mut rang): (Vec<Real>, Real) = (Vec::new(), 0.0);
+    common::each_frame(&loaded, 72, |world, record| {
+        let torus = &world.solids.reduced[0].bodies[0];
+        rang = rang.max(torus.modal_energy());
+        if record.frame >= 48 {
+            depth.push(common::surface_height(world, 0.02, 0.02) - torus.position.y);
+        }
+    });
+    assert!(rang > 0.01, "the torus's modes took up only {rang} J");
+    let depth = mean(&depth);
+    assert!((depth - 0.16 * minor).abs() < minor / 3.0, "the torus floats with its centre {depth} m under the water");
+}

@@ -188,7 +188,8 @@ fn waves_carry_the_water_along_and_off_the_open_edge() {
 fn hole_water_gathers_at_the_hole_s_edge_and_never_crosses_it() {
     let steps = [1, 1199, 2900, 4800];
     let (_, s, left) = run_example("surface_hole", &steps);
-    let within = |c: &[u32], lo: f64, hi: f64| (0..c.len()).filter(|&n| (lo..hi).contains(&((n % 128) as f64 - 64.0).hypot((n / 128) as f64 - 64.0))).map(|n| c[n] as u64).sum::<u64>();
+    let within =
+        |c: &[u32], lo: f64, hi: f64| (0..c.len()).filter(|&n| (lo..hi).contains(&((n % 128) as f64 - 64.0).hypot((n / 128) as f64 - 64.0))).map(|n| c[n] as u64).sum::<u64>();
     assert!(s.iter().all(|c| within(c, 0.0, 22.0) == 0), "water inside the hole: {:?}", s.iter().map(|c| within(c, 0.0, 22.0)).collect::<Vec<_>>());
     assert!(left == 0 && s.iter().all(|c| total(c) == total(&s[0])));
     let share: Vec<f64> = s.iter().map(|c| within(c, 22.0, 30.0) as f64 / total(c) as f64).collect();
