@@ -125,3 +125,36 @@ fn torus_tub_the_soft_torus_squashes_and_settles_floating() {
     let depth = mean(&depth);
     assert!((depth - 0.16 * minor).abs() < minor / 3.0, "the torus floats with its centre {depth} m under the water");
 }
+
+/// `paddle.toml` on a coarser grid (48 cells along x, 3.3 cm), its first second, before the
+/// paddle (sweeping at 0.3 m/s) reaches the first ball: the wave it pushes ahead carries all
+/// three floating balls along +x, each by more than a cell (measured 5.3, 4.7 and 4.3 cm, the
+/// farther later), and none ever drifts back against it by a tenth of a cell.
+#[test]
+fn paddle_the_wave_carries_the_balls_along() {
+    let loaded = example("paddle", &[("resolution = 64", "resolution = 48")]);
+    let dx = 1.6 / 48.0;
+    let start: Vec<Real> = tidepool::world::World::build(&loaded).expect("the scene builds").solids.rigid.iter().map(|b| b.position.x).collect();
+    let mut back: Real = 0.0;
+    let world = common::each_frame(&loaded, 24, |world, _| {
+        back = world.solids.rigid.iter().zip(&start).skip(1).map(|(b, x)| x - b.position.x).fold(back, Real::max);
+    });
+    for (ball, x) in world.solids.rigid.iter().zip(&start).skip(1) {
+        assert!(ball.position.x - x > dx, "`{}` moved {} m along x", ball.name, ball.position.x - x);
+    }
+    assert!(back < 0.1 * dx, "a ball drifted {back} m back");
+}
+
+/// `default.toml` (the built-in scene) on a coarser grid (48 cells along x, 4.2 cm), its first
+/// half second: the collapsing column's surge lifts the floating crate off the shallow water's
+/// floor and sweeps it along x towards the block, by more than three cells (measured 17.5 cm)
+/// and up by more than half a cell (measured 5.2 cm).
+#[test]
+fn default_scene_the_surge_sweeps_the_crate_along() {
+    let loaded = example("default", &[("resolution = 64", "resolution = 48")]);
+    let dx = 2.0 / 48.0;
+    let start = tidepool::world::World::build(&loaded).expect("the scene builds").solids.rigid[0].position;
+    let world = common::each_frame(&loaded, 12, |_, _| {});
+    let moved = world.solids.rigid[0].position - start;
+    assert!(moved.x > 3.0 * dx && moved.y > 0.5 * dx, "the crate moved {moved:?}");
+}
