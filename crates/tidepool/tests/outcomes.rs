@@ -10,7 +10,7 @@ use tidepool::scene::{self, LoadedScene};
 
 /// `scenes/<name>.toml` with each `(from, to)` of `edits` replaced in its text (each must occur).
 fn example(name: &str, edits: &[(&str, &str)]) -> LoadedScene {
-    let mut text = std::fs::read_to_string(common::scenes_dir().join(format!("{name}.toml"))).expect("the example scene");
+    let mut text = common::example_text(&common::scenes_dir().join(format!("{name}.toml")));
     for (from, to) in edits {
         assert!(text.contains(from), "{name}.toml has no `{from}`");
         text = text.replace(from, to);
