@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
         --out) out=$2; shift 2 ;;
         --page) page_only=1; shift ;;
         --pictures) pictures_only=1; shift ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         -*) echo "gallery.sh: unknown option $1" >&2; exit 2 ;;
         *) scenes+=("$1"); shift ;;
     esac
