@@ -106,9 +106,10 @@ fn held_between(ground: &[f64], before: &[u32], after: &[u32], lo: f64, hi: f64)
     (nodes.iter().map(|&c| before[c] as u64).sum(), nodes.iter().map(|&c| after[c] as u64).sum())
 }
 
-/// Particles on the nodes within `radius` of the centre of a 128 × 128 lattice.
-fn near_centre(counters: &[u32], radius: f64) -> u64 {
-    (0..counters.len()).filter(|&c| ((c % 128) as f64 - 63.5).hypot((c / 128) as f64 - 63.5) < radius).map(|c| counters[c] as u64).sum()
+/// Particles on the nodes of a 128 × 128 lattice from `lo` to under `hi` away from node
+/// `centre`.
+fn in_ring(counters: &[u32], centre: f64, lo: f64, hi: f64) -> u64 {
+    (0..counters.len()).filter(|&c| (lo..hi).contains(&((c % 128) as f64 - centre).hypot((c / 128) as f64 - centre))).map(|c| counters[c] as u64).sum()
 }
 
 fn total(counters: &[u32]) -> u64 {
@@ -160,7 +161,7 @@ fn evaporation_dries_the_valley_again() {
 #[test]
 fn gaussian_push_spills_the_water_off_the_pyramid_and_gathers_it_in_the_sag() {
     let (_, s, _) = run_example("surface_gaussian_push", &[1, 3200, 6000]);
-    let centre: Vec<u64> = s.iter().map(|c| near_centre(c, 12.0)).collect();
+    let centre: Vec<u64> = s.iter().map(|c| in_ring(c, 63.5, 0.0, 12.0)).collect();
     assert!(centre[1] * 10 < centre[0], "the pyramid's top kept {} of {} particles", centre[1], centre[0]);
     assert!(centre[2] > centre[0], "the sag gathered {} particles, the heap had {}", centre[2], centre[0]);
     assert!(s.iter().all(|c| total(c) == total(&s[0])));
@@ -188,8 +189,7 @@ fn waves_carry_the_water_along_and_off_the_open_edge() {
 fn hole_water_gathers_at_the_hole_s_edge_and_never_crosses_it() {
     let steps = [1, 1199, 2900, 4800];
     let (_, s, left) = run_example("surface_hole", &steps);
-    let within =
-        |c: &[u32], lo: f64, hi: f64| (0..c.len()).filter(|&n| (lo..hi).contains(&((n % 128) as f64 - 64.0).hypot((n / 128) as f64 - 64.0))).map(|n| c[n] as u64).sum::<u64>();
+    let within = |c: &[u32], lo: f64, hi: f64| in_ring(c, 64.0, lo, hi);
     assert!(s.iter().all(|c| within(c, 0.0, 22.0) == 0), "water inside the hole: {:?}", s.iter().map(|c| within(c, 0.0, 22.0)).collect::<Vec<_>>());
     assert!(left == 0 && s.iter().all(|c| total(c) == total(&s[0])));
     let share: Vec<f64> = s.iter().map(|c| within(c, 22.0, 30.0) as f64 / total(c) as f64).collect();

@@ -17,7 +17,7 @@ pub fn read_closed_mesh(path: &Path) -> Result<TriMesh, String> {
     }
     // A closed mesh whose faces cancel (a flat tetrahedron, a two-sided triangle) has no
     // inside: as a solid or liquid it would be nothing, or everything.
-    let (lo, hi) = mesh.vertices.iter().fold((mesh.vertices[0], mesh.vertices[0]), |(lo, hi), v| (lo.inf(v), hi.sup(v)));
+    let (lo, hi) = mesh.bounds().expect("a closed mesh has vertices");
     let extent = (hi - lo).max();
     if mesh.signed_volume() <= 1e-9 * extent.powi(3) {
         return Err(format!("the mesh encloses no volume ({:e} m^3 inside a box {extent} m across): it is flat, or its faces cancel", mesh.signed_volume()));

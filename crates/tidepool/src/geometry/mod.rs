@@ -15,6 +15,13 @@ pub use trimesh::TriMesh;
 
 use crate::math::{Real, Vec3};
 
+/// Axis-aligned bounds `(min, max)` of `points`; `None` for no points.
+pub fn bounds(points: impl IntoIterator<Item = Vec3>) -> Option<(Vec3, Vec3)> {
+    let mut points = points.into_iter();
+    let first = points.next()?;
+    Some(points.fold((first, first), |(lo, hi), v| (lo.inf(&v), hi.sup(&v))))
+}
+
 /// Unit gradient of a signed distance `f` at `x` by central differences of step `step` (its
 /// outward normal near the surface); none where the differences vanish.
 pub fn unit_gradient(f: impl Fn(&Vec3) -> Real, x: &Vec3, step: Real) -> Option<Vec3> {

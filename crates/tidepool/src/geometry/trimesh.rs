@@ -66,8 +66,7 @@ impl TriMesh {
 
     /// Axis-aligned bounds `(min, max)`; `None` for a mesh without vertices.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
-        let first = *self.vertices.first()?;
-        Some(self.vertices.iter().fold((first, first), |(lo, hi), v| (lo.inf(v), hi.sup(v))))
+        super::bounds(self.vertices.iter().copied())
     }
 
     /// Appends `other`'s triangles and vertices.

@@ -671,7 +671,7 @@ fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid
     let samples: Vec<Vec<Vec3>> =
         bodies.iter().zip(&centres).map(|(body, c)| body.shape.surface_samples(grid.dx).iter().chain([c]).map(|x| c + body.orientation * (x - c)).collect()).collect();
     let grown = |(lo, hi): (Vec3, Vec3), by: Real| (lo.add_scalar(-by), hi.add_scalar(by));
-    let bounds: Vec<(Vec3, Vec3)> = samples.iter().map(|s| grown(s.iter().fold((s[0], s[0]), |(lo, hi), x| (lo.inf(x), hi.sup(x))), grid.dx)).collect();
+    let bounds: Vec<(Vec3, Vec3)> = samples.iter().map(|s| grown(crate::geometry::bounds(s.iter().copied()).expect("the centroid is a sample"), grid.dx)).collect();
     let within = |x: &Vec3, (lo, hi): &(Vec3, Vec3)| (0..3).all(|a| x[a] >= lo[a] && x[a] <= hi[a]);
     for (n, body) in bodies.iter().enumerate() {
         let key = format!("body[{n}].shape");

@@ -51,10 +51,10 @@ impl StaticSolids {
         // An obstacle is only evaluated within two cells of its bounds; farther out the distance
         // to its bounds stands in (a lower bound: only the sign and the values near surfaces are
         // used, as for bodies), so a large grid around many mesh rocks samples quickly.
-        let bounds: Vec<(Vec3, Vec3)> = obstacles.iter().map(|(_, s)| s.bounds()).collect();
+        let bounds: Vec<Shape> = obstacles.iter().map(|(_, s)| s.bounds()).map(|(min, max)| Shape::Box { min, max }).collect();
         let distance = |x: Vec3| {
-            obstacles.iter().zip(&bounds).fold(far, |d, ((_, shape), (lo, hi))| {
-                let outside = (lo - x).sup(&(x - hi)).sup(&Vec3::zeros()).norm();
+            obstacles.iter().zip(&bounds).fold(far, |d, ((_, shape), bounds)| {
+                let outside = bounds.signed_distance(&x);
                 d.min(if outside > 2.0 * grid.dx { outside } else { shape.signed_distance(&x) })
             })
         };

@@ -71,13 +71,12 @@ struct TetLookup {
 
 impl TetLookup {
     fn new(mesh: &TetMesh) -> Self {
-        let (lo, hi) = mesh.vertices.iter().fold((Vec3::repeat(Real::INFINITY), Vec3::repeat(Real::NEG_INFINITY)), |(lo, hi), x| (lo.inf(x), hi.sup(x)));
+        let (lo, hi) = crate::geometry::bounds(mesh.vertices.iter().copied()).expect("a model's mesh has vertices");
         let cell = (mesh.volume() / mesh.tets.len() as Real).cbrt() * 2.0;
         let dims = [0, 1, 2].map(|a| (((hi[a] - lo[a]) / cell).ceil() as usize).max(1));
         let mut cells = vec![Vec::new(); dims[0] * dims[1] * dims[2]];
         for (t, tet) in mesh.tets.iter().enumerate() {
-            let (a, b) =
-                tet.iter().map(|&v| mesh.vertices[v as usize]).fold((Vec3::repeat(Real::INFINITY), Vec3::repeat(Real::NEG_INFINITY)), |(lo, hi), x| (lo.inf(&x), hi.sup(&x)));
+            let (a, b) = crate::geometry::bounds(tet.iter().map(|&v| mesh.vertices[v as usize])).expect("a tetrahedron has corners");
             let (i0, i1) = (Self::index(&lo, cell, &dims, &a), Self::index(&lo, cell, &dims, &b));
             for k in i0[2]..=i1[2] {
                 for j in i0[1]..=i1[1] {
