@@ -424,6 +424,10 @@ impl LinearOperator for CoupledSystem<'_, '_> {
             ymu[f] = t;
         }
         self.add_solid_response(mu, ymu);
+        // A pocket's vector is only nearly null (see [`enclosed_pockets`]): the operator is
+        // the system restricted to the nullspace's complement, so that PCG's residuals stay
+        // in it.
+        self.project_nullspace(y);
     }
 }
 
@@ -576,6 +580,7 @@ fn assemble<'a, 's>(
     faces.sort_by_key(|f| f.solid);
     let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual));
     let n_cells = grid.cell_count();
+    let pockets = enclosed_pockets(grid, &pressure.floating, &unknown, &faces);
     let candidates: Vec<SparseVector> = pressure
         .floating
         .iter()
@@ -601,8 +606,8 @@ fn assemble<'a, 's>(
     // (a solid touching a wall or the region's edge is pushed): keep the candidates the
     // operator maps to zero.
     let n = system.len();
-    let null = candidates.into_iter().filter(|candidate| {
-        if candidate.iter().all(|&(i, _)| i < n_cells) {
+    let null = candidates.into_iter().zip(pockets).filter(|(candidate, pocket)| {
+        if *pocket || candidate.iter().all(|&(i, _)| i < n_cells) {
             return true;
         }
         let mut v = vec![0.0; n];
@@ -613,8 +618,51 @@ fn assemble<'a, 's>(
         system.apply(&v, &mut y);
         tidepool_linalg::reduce::norm2(&y) <= 1e-9 * tidepool_linalg::reduce::norm2(&v)
     });
+    let null = null.map(|(candidate, _)| candidate);
     system.nullspace = orthonormalize(null);
     Assembled { unknown, dual, system, rhs }
+}
+
+/// Per floating region of pressure unknowns (`floating`, flat cell indices): whether it is a
+/// pocket of liquid that one solid encloses — every face of its cells leads to another of its
+/// cells or is a fully open coupled face of that one solid. A pocket's uniform pressure pushes
+/// only on the solid around it, equally in all directions: it moves a rigid solid not at all
+/// (the pressure is undetermined, as in a single liquid cell inside a solid), and parts of
+/// an articulated or deformable solid only through their slight relative response, which
+/// leaves the system nearly singular (a one-cell pocket between a jellyfish's arm and its
+/// bell was pushed to pressures that threw the jellyfish). Its uniform pressure is left out
+/// like a nullspace.
+fn enclosed_pockets(grid: &Grid, floating: &[Vec<u32>], unknown: &Array3<bool>, faces: &[CoupledFace]) -> Vec<bool> {
+    if floating.is_empty() {
+        return Vec::new();
+    }
+    let coupled: HashMap<(usize, [usize; 3]), (usize, Real)> = faces.iter().map(|f| ((f.axis, f.index), (f.solid, f.open))).collect();
+    floating
+        .iter()
+        .map(|cells| {
+            let members: std::collections::HashSet<u32> = cells.iter().copied().collect();
+            let mut solid = None;
+            cells.iter().all(|&c| {
+                let cell = unknown.coords(c as usize);
+                (0..3).all(|axis| {
+                    (0..2).all(|side| {
+                        let neighbour = (side == 1 && cell[axis] + 1 < grid.dims[axis] || side == 0 && cell[axis] > 0).then(|| {
+                            let mut n = cell;
+                            n[axis] = if side == 1 { n[axis] + 1 } else { n[axis] - 1 };
+                            n
+                        });
+                        if neighbour.is_some_and(|n| members.contains(&(unknown.index(n[0], n[1], n[2]) as u32))) {
+                            return true;
+                        }
+                        match coupled.get(&(axis, face_of(cell, axis, side))) {
+                            Some(&(s, open)) if open >= 1.0 => *solid.get_or_insert(s) == s,
+                            _ => false,
+                        }
+                    })
+                })
+            })
+        })
+        .collect()
 }
 
 /// `phi` with the cells inside and next to each solid near the surface holding the liquid's surface
@@ -1008,6 +1056,45 @@ mod tests {
                 assert!(moment.norm() / total < 2e-3 * grid.dx, "axis {axis}: centroid off by {} m", moment.norm() / total);
             }
         }
+    }
+
+    /// A floating region is a pocket when one solid's fully open coupled faces close it off:
+    /// two cells side by side whose ten outer faces are coupled to solid 0. It is not when one
+    /// of those faces belongs to another solid, is partly blocked by a static solid, or is
+    /// not coupled at all (a wall).
+    #[test]
+    fn a_pocket_is_closed_off_by_one_solid() {
+        let grid = Grid { dims: [4; 3], dx: 0.25, origin: Vec3::zeros() };
+        let unknown = Array3::filled(grid.dims, true);
+        let cells = [[1, 1, 1], [2, 1, 1]];
+        let region = vec![cells.iter().map(|c| unknown.index(c[0], c[1], c[2]) as u32).collect::<Vec<u32>>()];
+        let mut outer = Vec::new();
+        for c in cells {
+            for axis in 0..3 {
+                for side in 0..2 {
+                    let mut n = c;
+                    n[axis] = n[axis] + side * 2 - 1;
+                    if !cells.contains(&n) {
+                        outer.push(CoupledFace { axis, index: face_of(c, axis, side), cells: [None, None], solid: 0, open: 1.0, mass: 1.0, point: Vec3::zeros() });
+                    }
+                }
+            }
+        }
+        assert_eq!(outer.len(), 10);
+        assert_eq!(enclosed_pockets(&grid, &region, &unknown, &outer), vec![true]);
+        let spoilt = |change: &dyn Fn(&mut Vec<CoupledFace>)| {
+            let mut faces = outer.clone();
+            change(&mut faces);
+            enclosed_pockets(&grid, &region, &unknown, &faces)[0]
+        };
+        assert!(!spoilt(&|f| f[3].solid = 1), "a face of another solid");
+        assert!(!spoilt(&|f| f[3].open = 0.5), "a face partly blocked");
+        assert!(
+            !spoilt(&|f| {
+                f.remove(3);
+            }),
+            "a face not coupled"
+        );
     }
 
     /// The nullspace basis is orthonormal and spans the regions' vectors, also where two

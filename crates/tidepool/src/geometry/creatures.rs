@@ -63,13 +63,19 @@ pub fn starfish(center: &Vec3, radius: Real, thickness: Real) -> Creature {
 }
 
 /// A jellyfish swimming up (+y): a dome-shaped bell of outer radius `radius` centred at
-/// `center`, and four arms hanging from under it, spreading outwards, each held to the bell by
-/// a point joint at its top (it swings about it). The arms are [`JELLYFISH_ARM_DENSITY`] times
-/// as dense as the bell, so that the jellyfish hangs upright like a pendulum. Actuators on
-/// eight points near the bell's rim pull it inwards (balanced).
+/// `center`, reaching a little below its centre, and four arms hanging from the roof of its
+/// cavity, spreading a little outwards, each held to the bell by three point joints (a
+/// triangle across the arm's top, inside both the arm and the bell's wall), which weld it to
+/// the bell as in the paper. The arms are [`JELLYFISH_ARM_DENSITY`] times as dense as the
+/// bell, so that the jellyfish hangs upright like a pendulum: on single joints the arms would
+/// hang plumb whatever the bell did, and the buoyant bell, held down at joints above its
+/// centre of buoyancy, would tip over them. The arms keep about a cell of water from the
+/// bell's wall on the scenes' grids: where an arm ran closer, the liquid's push on its outer
+/// side went to the bell (each coupled face pushes one part) and threw the arms outwards.
+/// Actuators on eight points near the bell's rim pull it inwards (balanced).
 pub fn jellyfish(center: &Vec3, radius: Real) -> Creature {
     let wall = 0.25 * radius;
-    let rim = 0.6 * PI;
+    let rim = 0.45 * PI;
     let steps = 16;
     // The bell's profile (distance from the axis, height) from the top of the outer surface
     // down to the rim and back up the inner surface, revolved about the axis.
@@ -91,14 +97,20 @@ pub fn jellyfish(center: &Vec3, radius: Real) -> Creature {
     for arm in 0..4 {
         let theta = PI / 4.0 + arm as Real * PI / 2.0;
         let dir = Vec3::new(theta.cos(), 0.0, theta.sin());
-        let rho = 0.5 * radius;
+        let rho = 0.4 * radius;
         let roof = (ceiling * ceiling - rho * rho).sqrt();
         let from = center + rho * dir + Vec3::new(0.0, roof + 0.5 * wall - arm_radius, 0.0);
-        let to = center + 0.8 * radius * dir + Vec3::new(0.0, -1.2 * radius, 0.0);
+        let to = center + 0.6 * radius * dir + Vec3::new(0.0, -1.2 * radius, 0.0);
         parts.push((format!("arm{}", arm + 1), Shape::Capsule { from, to, radius: arm_radius }, JELLYFISH_ARM_DENSITY));
-        // A point joint at the arm's top, inside both the arm and the bell's wall: the arm
-        // swings about it.
-        joints.push((0, arm + 1, center + rho * dir + Vec3::new(0.0, roof + 0.3 * wall, 0.0)));
+        // Three point joints across the arm's top, a quarter of the wall deep into the bell's
+        // wall (along its normal) and half the arm's radius from its axis.
+        let radial = (rho * dir + Vec3::new(0.0, roof, 0.0)) / ceiling;
+        let across = dir.cross(&Vec3::y());
+        let along = radial.cross(&across);
+        for k in 0..3 {
+            let angle = 2.0 * PI * k as Real / 3.0;
+            joints.push((0, arm + 1, center + (ceiling + 0.25 * wall) * radial + 0.5 * arm_radius * (angle.cos() * across + angle.sin() * along)));
+        }
     }
     let actuators = (0..8)
         .map(|k| {
