@@ -156,16 +156,16 @@ deformable = { young = 1e5, modes = 4, spacing = 0.02 }
 
 /// An articulated swimmer holds together and stays upright (Lu, Jin, Fedkiw sec. 7): a coarse
 /// jellyfish (bell radius 0.2 m, 3.2 cm cells: its arms a cell wide), each arm on three point
-/// joints solved inside the coupled water solve and pre-stabilized, pulses for 5 s. The two
+/// joints solved inside the coupled water solve and pre-stabilized, pulses for 3 s. The two
 /// points of every joint stay within 1% of the bell's diameter of each other at every frame
-/// (measured 1.3 mm), the bell deforms, the jellyfish (lighter than water, its arms heavier
-/// than its bell) rises more than 10 cm (measured 20 cm) and its bell never tilts by 20°
-/// (measured 14°; before the pockets at the arms' tops were left out of the solve it went over
-/// by 50°).
+/// (measured 1.0 mm), the bell deforms, the jellyfish (lighter than water, its arms heavier
+/// than its bell) rises more than 5 cm (measured 8.6 cm; over 5 s 20 cm) and its bell never
+/// tilts by 20° (measured 8°, over 5 s 14°; before the pockets at the arms' tops were left out
+/// of the solve it went over by 50°).
 #[test]
-fn jellyfish_holds_together_and_rises_upright_through_a_five_second_swim() {
+fn jellyfish_holds_together_and_rises_upright_through_a_three_second_swim() {
     let loaded = common::tank(
-        "frames = 120\nfps = 24",
+        "frames = 72\nfps = 24",
         [0.8, 1.0, 0.8],
         25,
         0.9,
@@ -180,7 +180,7 @@ actuation = { profile = "sine", frequency = 1.0, force = 6.0 }
     );
     let (mut separation, mut energy, mut tilt): (Real, Real, Real) = (0.0, 0.0, 0.0);
     let mut heights = Vec::new();
-    common::each_frame(&loaded, 120, |world, _| {
+    common::each_frame(&loaded, 72, |world, _| {
         let jelly = &world.solids.reduced[0];
         separation = separation.max(jelly.joint_separation());
         energy = energy.max(jelly.bodies[0].modal_energy());
@@ -191,7 +191,7 @@ actuation = { profile = "sine", frequency = 1.0, force = 6.0 }
     assert!(separation < 0.01 * 0.4, "joints came {separation} m apart");
     assert!(energy > 0.0, "the bell never deformed");
     let rise = heights[heights.len() - 1] - heights[0];
-    assert!(rise > 0.1, "the jellyfish rose {rise} m");
+    assert!(rise > 0.05, "the jellyfish rose {rise} m");
     assert!(tilt < 20.0, "the bell tilted by {tilt} degrees");
 }
 
