@@ -604,7 +604,7 @@ fn assemble<'a, 's>(
     let mut system = CoupledSystem { pressure, faces, by_solid, points, scratch, solids, cell_mass, nullspace: Vec::new() };
     // A region's uniform pressure is in the nullspace only if it pushes no solid as a whole
     // (a solid touching a wall or the region's edge is pushed): keep the candidates the
-    // operator maps to zero.
+    // operator maps to zero, and the pockets one solid closes off, which it nearly does.
     let n = system.len();
     let null = candidates.into_iter().zip(pockets).filter(|(candidate, pocket)| {
         if *pocket || candidate.iter().all(|&(i, _)| i < n_cells) {
