@@ -49,7 +49,7 @@ use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::{CoupledSolid, Held, StaticSolids};
-use poisson::{apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, SolveSeconds, THETA_MIN};
+use poisson::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, SolveSeconds, THETA_MIN};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -646,12 +646,7 @@ fn enclosed_pockets(grid: &Grid, floating: &[Vec<u32>], unknown: &Array3<bool>, 
                 let cell = unknown.coords(c as usize);
                 (0..3).all(|axis| {
                     (0..2).all(|side| {
-                        let neighbour = (side == 1 && cell[axis] + 1 < grid.dims[axis] || side == 0 && cell[axis] > 0).then(|| {
-                            let mut n = cell;
-                            n[axis] = if side == 1 { n[axis] + 1 } else { n[axis] - 1 };
-                            n
-                        });
-                        if neighbour.is_some_and(|n| members.contains(&(unknown.index(n[0], n[1], n[2]) as u32))) {
+                        if across(grid, cell, axis, side).is_some_and(|n| members.contains(&(unknown.index(n[0], n[1], n[2]) as u32))) {
                             return true;
                         }
                         match coupled.get(&(axis, face_of(cell, axis, side))) {
@@ -1072,9 +1067,7 @@ mod tests {
         for c in cells {
             for axis in 0..3 {
                 for side in 0..2 {
-                    let mut n = c;
-                    n[axis] = n[axis] + side * 2 - 1;
-                    if !cells.contains(&n) {
+                    if across(&grid, c, axis, side).is_none_or(|n| !cells.contains(&n)) {
                         outer.push(CoupledFace { axis, index: face_of(c, axis, side), cells: [None, None], solid: 0, open: 1.0, mass: 1.0, point: Vec3::zeros() });
                     }
                 }
