@@ -395,11 +395,10 @@ fn tori_pool_the_tori_land_afloat_without_sinking_into_each_other() {
     let world = common::each_frame(&loaded, 24, |world, record| {
         if record.frame % 6 == 0 {
             let tori: Vec<_> = world.solids.reduced.iter().map(|a| &a.bodies[0]).collect();
-            for (i, a) in tori.iter().enumerate() {
-                for b in tori.iter().skip(i + 1) {
-                    let into_b = a.positions().iter().map(|x| CoupledSolid::signed_distance(*b, x)).fold(Real::INFINITY, Real::min);
-                    let into_a = b.positions().iter().map(|x| CoupledSolid::signed_distance(*a, x)).fold(Real::INFINITY, Real::min);
-                    deepest = deepest.max(-into_b.min(into_a));
+            let points: Vec<Vec<Vec3>> = tori.iter().map(|t| t.positions()).collect();
+            for (i, other) in tori.iter().enumerate() {
+                for own in points.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, p)| p) {
+                    deepest = own.iter().map(|x| -CoupledSolid::signed_distance(*other, x)).fold(deepest, Real::max);
                 }
             }
         }
