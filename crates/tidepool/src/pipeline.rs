@@ -7,7 +7,8 @@
 //!    the level set extended into obstacles and bodies;
 //! 2. bodies' positions (Newmark's first half, Lu, Jin, Fedkiw sec. 6): collisions with
 //!    restitution on the time-n velocities; a coupled solve over half a step of gravity
-//!    gives `v^{n+1/2}`; contact on it; positions and orientations advance over the step;
+//!    gives `v^{n+1/2}`; contact on it, and where bodies touched, that solve's liquid projected
+//!    again as in 6; positions and orientations advance over the step;
 //! 3. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
 //! 4. sources: emitter regions become liquid with the emitter velocity;
 //! 5. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies (from their
@@ -15,8 +16,10 @@
 //! 6. the coupled projection at the new positions (ghost-fluid free surface, cut-cell
 //!    obstacles, bodies through their dual cells: see [`crate::coupling`]) gives `u^{n+1}` and
 //!    `v^{n+1}`; contact on `v^{n+1}` for the bodies that touch, and where any did, the liquid
-//!    is projected again with the bodies' velocities after contact prescribed, so the liquid
-//!    moves with a body the floor has stopped; velocity extension;
+//!    is projected again with the bodies held along the normals of their contact points and
+//!    free along every other direction, so the liquid moves with a body the floor has stopped
+//!    and the other bodies take their share of that (held wholly, floating bodies kept the pull
+//!    of a liquid that ran after a body the floor then stopped, and sank); velocity extension;
 //! 7. the world's health check ([`World::check`]): a non-finite value or a speed above
 //!    `simulation.max_speed` anywhere is a blow-up.
 //!
@@ -24,6 +27,7 @@
 //! velocity solve; the surface flow steps its automaton.
 
 use crate::coupling::poisson::ProjectionReport;
+use crate::coupling::{Contacts, TrialLiquid};
 use crate::fluids::flip::{FlipLiquid, FlipTimings, SolveReport};
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::math::{Real, Vec3};
@@ -94,10 +98,18 @@ pub struct StepReport {
 /// Newmark's position update for the solids (Lu, Jin, Fedkiw sec. 6; Shinar sec. 5.6, S1):
 /// collisions on the time-n velocities; half a step of the solids' forces and `solve`, a
 /// coupled solve with the liquid's time-n velocity (no advection; the liquid's result is
-/// discarded), give the solids `v^{n+1/2}`; contact on those; the solids move over the whole
-/// step with them. The solids then start the velocity update from their time-n velocities
-/// after the collisions.
-fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: Real, solve: impl FnOnce(&mut [&mut dyn CoupledSolid])) {
+/// discarded), give the solids `v^{n+1/2}`; contact on those, and where any touched, `solve`
+/// again on that solve's liquid with the solids held along their contacts (as the velocity
+/// update projects again) and contact once more; the solids move over the whole step with
+/// them. The solids then
+/// start the velocity update from their time-n velocities after the collisions.
+fn advance_solid_positions(
+    solids: &mut Solids,
+    time: Real,
+    gravity: &Vec3,
+    dt: Real,
+    solve: impl Fn(&mut [&mut dyn CoupledSolid], Option<(TrialLiquid, &Contacts)>) -> TrialLiquid,
+) {
     {
         let (mut parts, groups, statics) = solids.contact_parts();
         contact::collide(&mut parts, &groups, statics, dt, &(dt * gravity));
@@ -112,9 +124,16 @@ fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: 
     }
     // Only a solid that impulses move has a velocity to find.
     if solids.iter().any(|s| s.is_dynamic()) {
-        solve(&mut solids.coupled_mut());
+        let trial = solve(&mut solids.coupled_mut(), None);
+        if let Some(contacts) = contact_all(solids, dt) {
+            solve(&mut solids.coupled_mut(), Some((trial, &contacts)));
+            // The solve moves bodies that touch each other (only the static geometry holds
+            // them): contact again before they move.
+            contact_all(solids, dt);
+        }
+    } else {
+        contact_all(solids, dt);
     }
-    contact_all(solids, dt);
     for solid in solids.iter_mut() {
         solid.advance_positions(dt);
     }
@@ -125,20 +144,27 @@ fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: 
 
 /// Contact (inelastic, with friction and shock propagation) on every pair of solid parts that
 /// touches at the positions their velocities lead to over `dt`, then the solids' internal
-/// constraints restored. Returns whether any pair touched.
-fn contact_all(solids: &mut Solids, dt: Real) -> bool {
-    let touched = {
+/// constraints restored. Where any pair touched, returns each solid's points of contact with
+/// the static geometry and its normals there after contact (in the order of [`Solids::iter`]):
+/// a coupled solve after contact holds the solids along them.
+fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> {
+    let contacts = {
         let (mut parts, groups, statics) = solids.contact_parts();
         let touching = contact::touching(&parts, &groups, statics, dt);
-        contact::contact(&mut parts, statics, dt, &touching);
-        !touching.is_empty()
-    };
-    if touched {
-        for solid in solids.iter_mut() {
-            solid.after_contact();
+        if touching.is_empty() {
+            return None;
         }
+        contact::contact(&mut parts, statics, dt, &touching);
+        let mut contacts = vec![Vec::new(); groups.last().map_or(0, |g| g + 1)];
+        for (part, points) in contact::static_touch_points(&parts, statics, dt, &touching).into_iter().enumerate() {
+            contacts[groups[part]].extend(points);
+        }
+        contacts
+    };
+    for solid in solids.iter_mut() {
+        solid.after_contact();
     }
-    touched
+    Some(contacts)
 }
 
 /// Advances `world` by `dt`. On a blow-up, returns what was found (the world is then unusable).
@@ -168,15 +194,15 @@ fn flip_step(f: &mut FlipLiquid, solids: &mut Solids, settings: &Settings, clock
     let mut sub = f.rasterize(clock.time, &solids.coupled());
     if !solids.is_empty() {
         let (liquid, sub) = (&*f, &sub);
-        advance_solid_positions(solids, clock.time, &gravity, dt, |coupled| liquid.solve_for_bodies(sub, &gravity, 0.5 * dt, coupled));
+        advance_solid_positions(solids, clock.time, &gravity, dt, |coupled, after_contact| liquid.solve_for_bodies(sub, &gravity, 0.5 * dt, coupled, after_contact));
     }
     f.prepare(&mut sub, dt, settings, &solids.coupled());
     for solid in solids.iter_mut() {
         solid.predict_velocities(dt, &gravity, clock.time);
     }
-    let impulse_on_liquid = f.project(&mut sub, dt, &mut solids.coupled_mut());
-    if contact_all(solids, dt) {
-        f.project_held(&mut sub, dt, &solids.coupled());
+    let mut impulse_on_liquid = f.project(&mut sub, dt, &mut solids.coupled_mut());
+    if let Some(contacts) = contact_all(solids, dt) {
+        impulse_on_liquid += f.project_held(&mut sub, dt, &mut solids.coupled_mut(), &contacts);
     }
     f.finish(sub, dt, settings, &solids.coupled());
     Ok(StepReport { dt, impulse_on_liquid, fluid: FluidStep::Flip { solve: f.last, timings: f.timings } })
@@ -197,7 +223,7 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     let gravity = settings.gravity;
     if !solids.is_empty() {
         let (liquid, statics) = (&f.liquid, &f.statics);
-        advance_solid_positions(solids, clock.time, &gravity, dt, |coupled| liquid.solve_for_bodies(&grid, statics, &gravity, 0.5 * dt, coupled));
+        advance_solid_positions(solids, clock.time, &gravity, dt, |coupled, after_contact| liquid.solve_for_bodies(&grid, statics, &gravity, 0.5 * dt, coupled, after_contact));
         lap(&mut timings.bodies);
     }
     f.liquid.advect_velocity(&grid, dt);
@@ -209,14 +235,17 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     }
     lap(&mut timings.forces);
     let (mut valid, coupling) = f.liquid.project(&grid, &f.statics, dt, &mut solids.coupled_mut());
+    let mut impulse_on_liquid = coupling.impulse_on_liquid;
     lap(&mut timings.projection);
-    if contact_all(solids, dt) {
+    if let Some(contacts) = contact_all(solids, dt) {
         lap(&mut timings.bodies);
-        valid = f.liquid.project_held(&grid, &f.statics, dt, &solids.coupled());
+        let (held_valid, report) = f.liquid.project_held(&grid, &f.statics, dt, &mut solids.coupled_mut(), &contacts);
+        valid = held_valid;
+        impulse_on_liquid += report.impulse_on_liquid;
         lap(&mut timings.projection);
     }
     let layers = settings.cfl.ceil() as usize + 4;
     f.liquid.extend_velocity(&grid, &f.statics, valid, layers);
     lap(&mut timings.extrapolation);
-    Ok(StepReport { dt, impulse_on_liquid: coupling.impulse_on_liquid, fluid: FluidStep::LevelSet { projection: f.liquid.last_projection, timings } })
+    Ok(StepReport { dt, impulse_on_liquid, fluid: FluidStep::LevelSet { projection: f.liquid.last_projection, timings } })
 }

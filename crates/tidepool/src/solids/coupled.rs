@@ -2,6 +2,7 @@
 //! the velocity of its material, and its impulse response `J K J^T` (Lu, Jin, Fedkiw eq. 43).
 
 use crate::math::{Real, Vec3};
+use nalgebra::{DMatrix, DVector};
 
 /// What the coupled solve needs from a solid.
 pub trait CoupledSolid: Sync {
@@ -20,30 +21,175 @@ pub trait CoupledSolid: Sync {
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]);
 }
 
-/// A solid whose velocity is prescribed for one solve: it pushes the liquid and takes no
-/// impulse back.
-pub struct Held<'a>(pub &'a dyn CoupledSolid);
+/// A solid in a solve after contact: its velocity along the normals of its contact points is
+/// prescribed (contact has just set it), along every other direction it responds as the solid
+/// does. Its response is `K - K C^T (C K C^T)^+ C K`, `K` the solid's (`J K J^T`) and `C` the
+/// rows that take the normal velocity at each contact point: the contact's reactions `-C^T
+/// lambda` cancel the normal velocity an impulse would cause there. Still symmetric and
+/// positive semi-definite. Without contact points it is the solid itself.
+pub struct Constrained<'a> {
+    solid: &'a mut dyn CoupledSolid,
+    /// The contact points and their unit normals.
+    contacts: Vec<(Vec3, Vec3)>,
+    /// `(C K C^T)^+`, the pseudo-inverse (contacts are often redundant: a box on the floor
+    /// touches at many points and is held in three directions).
+    inverse: DMatrix<Real>,
+}
 
-impl CoupledSolid for Held<'_> {
+/// Eigenvalues of `C K C^T` below this fraction of the largest are taken as zero.
+const CONSTRAINT_RANK_TOLERANCE: Real = 1e-9;
+
+impl<'a> Constrained<'a> {
+    /// `solid` held along `contacts` (point, unit normal).
+    pub fn new(solid: &'a mut dyn CoupledSolid, contacts: &[(Vec3, Vec3)]) -> Self {
+        let m = contacts.len();
+        if m == 0 {
+            return Constrained { solid, contacts: Vec::new(), inverse: DMatrix::zeros(0, 0) };
+        }
+        let points: Vec<Vec3> = contacts.iter().map(|(p, _)| *p).collect();
+        let mut a = DMatrix::zeros(m, m);
+        let mut changes = vec![Vec3::zeros(); m];
+        let mut impulses = vec![Vec3::zeros(); m];
+        for (j, (_, n)) in contacts.iter().enumerate() {
+            impulses[j] = *n;
+            solid.impulse_response(&points, &impulses, &mut changes);
+            impulses[j] = Vec3::zeros();
+            for (i, ((_, ni), v)) in contacts.iter().zip(&changes).enumerate() {
+                a[(i, j)] = ni.dot(v);
+            }
+        }
+        let a = 0.5 * (&a + a.transpose());
+        let eigen = a.symmetric_eigen();
+        let largest = eigen.eigenvalues.iter().fold(0.0, |m: Real, e| m.max(*e));
+        let inverse_values = eigen.eigenvalues.map(|e| if largest > 0.0 && e > CONSTRAINT_RANK_TOLERANCE * largest { 1.0 / e } else { 0.0 });
+        let inverse = &eigen.eigenvectors * DMatrix::from_diagonal(&inverse_values) * eigen.eigenvectors.transpose();
+        Constrained { solid, contacts: contacts.to_vec(), inverse }
+    }
+
+    /// `points` followed by the contact points.
+    fn with_contacts(&self, points: &[Vec3]) -> Vec<Vec3> {
+        points.iter().copied().chain(self.contacts.iter().map(|(p, _)| *p)).collect()
+    }
+
+    /// The reactions `-lambda n` at the contact points that cancel the normal velocity the
+    /// `impulses` at `points` cause there.
+    fn reactions(&self, points: &[Vec3], impulses: &[Vec3]) -> Vec<Vec3> {
+        let all = self.with_contacts(points);
+        let loads: Vec<Vec3> = impulses.iter().copied().chain(std::iter::repeat_n(Vec3::zeros(), self.contacts.len())).collect();
+        let mut changes = vec![Vec3::zeros(); all.len()];
+        self.solid.impulse_response(&all, &loads, &mut changes);
+        let normal = DVector::from_iterator(self.contacts.len(), self.contacts.iter().zip(&changes[points.len()..]).map(|((_, n), v)| n.dot(v)));
+        let lambda = &self.inverse * normal;
+        self.contacts.iter().zip(lambda.iter()).map(|((_, n), l)| -*l * n).collect()
+    }
+}
+
+impl CoupledSolid for Constrained<'_> {
     fn signed_distance(&self, x: &Vec3) -> Real {
-        self.0.signed_distance(x)
+        self.solid.signed_distance(x)
     }
 
     fn bounding_sphere(&self) -> (Vec3, Real) {
-        self.0.bounding_sphere()
+        self.solid.bounding_sphere()
     }
 
     fn volume(&self) -> Real {
-        self.0.volume()
+        self.solid.volume()
     }
 
     fn velocity_at(&self, x: &Vec3) -> Vec3 {
-        self.0.velocity_at(x)
+        self.solid.velocity_at(x)
     }
 
-    fn impulse_response(&self, _: &[Vec3], _: &[Vec3], changes: &mut [Vec3]) {
-        changes.fill(Vec3::zeros());
+    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
+        if self.contacts.is_empty() {
+            return self.solid.impulse_response(points, impulses, changes);
+        }
+        let all = self.with_contacts(points);
+        let loads: Vec<Vec3> = impulses.iter().copied().chain(self.reactions(points, impulses)).collect();
+        let mut all_changes = vec![Vec3::zeros(); all.len()];
+        self.solid.impulse_response(&all, &loads, &mut all_changes);
+        changes.copy_from_slice(&all_changes[..points.len()]);
     }
 
-    fn apply_impulses(&mut self, _: &[Vec3], _: &[Vec3]) {}
+    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
+        if self.contacts.is_empty() {
+            return self.solid.apply_impulses(points, impulses);
+        }
+        let all = self.with_contacts(points);
+        let loads: Vec<Vec3> = impulses.iter().copied().chain(self.reactions(points, impulses)).collect();
+        self.solid.apply_impulses(&all, &loads);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::Shape;
+    use crate::math::SplitMix64;
+    use crate::solids::rigid::{BodyKind, Material, RigidBody};
+
+    /// A box 0.4 x 0.1 x 0.2 m resting on the floor at its four bottom corners (normal up),
+    /// and a set of random impulses at random points in it.
+    fn resting_box() -> (RigidBody, Vec<(Vec3, Vec3)>) {
+        let shape = Shape::Box { min: Vec3::new(0.0, 0.0, 0.0), max: Vec3::new(0.4, 0.1, 0.2) };
+        let body = RigidBody::new("box", BodyKind::Dynamic, &shape, 2000.0, Material { restitution: 0.0, friction: 0.5 }, 0.05);
+        let corners = [[0.0, 0.0], [0.4, 0.0], [0.0, 0.2], [0.4, 0.2]].map(|[x, z]| (Vec3::new(x, 0.0, z), Vec3::y()));
+        (body, corners.to_vec())
+    }
+
+    fn random_impulses(seed: u64, count: usize) -> (Vec<Vec3>, Vec<Vec3>) {
+        let mut rng = SplitMix64::keyed(&[seed]);
+        let mut unit = || rng.next_unit();
+        let points = (0..count).map(|_| Vec3::new(0.4 * unit(), 0.1 * unit(), 0.2 * unit())).collect();
+        let impulses = (0..count).map(|_| Vec3::new(unit() - 0.5, unit() - 0.5, unit() - 0.5)).collect();
+        (points, impulses)
+    }
+
+    #[test]
+    fn a_solid_held_along_its_contacts_responds_symmetrically_along_the_other_directions() {
+        let (mut body, contacts) = resting_box();
+        let (points, a) = random_impulses(1, 6);
+        let (_, b) = random_impulses(2, 6);
+        let dot = |x: &[Vec3], y: &[Vec3]| x.iter().zip(y).map(|(u, v)| u.dot(v)).sum::<Real>();
+        let held = Constrained::new(&mut body, &contacts);
+        let (mut ka, mut kb) = (vec![Vec3::zeros(); 6], vec![Vec3::zeros(); 6]);
+        held.impulse_response(&points, &a, &mut ka);
+        held.impulse_response(&points, &b, &mut kb);
+        assert!((dot(&a, &kb) - dot(&b, &ka)).abs() <= 1e-12 * dot(&a, &ka).abs(), "not symmetric: {} vs {}", dot(&a, &kb), dot(&b, &ka));
+        assert!(dot(&a, &ka) > 0.0, "not positive: {}", dot(&a, &ka));
+        // Where contact holds it, nothing moves: the corners keep their normal velocity.
+        let mut with_corners = points.clone();
+        with_corners.extend(contacts.iter().map(|(p, _)| *p));
+        let mut loads = a.clone();
+        loads.extend([Vec3::zeros(); 4]);
+        let mut changes = vec![Vec3::zeros(); 10];
+        held.impulse_response(&with_corners, &loads, &mut changes);
+        let scale = ka.iter().map(|v| v.norm()).fold(0.0, Real::max);
+        for (c, (_, n)) in changes[6..].iter().zip(&contacts) {
+            assert!(c.dot(n).abs() <= 1e-12 * scale, "a corner moves along its normal at {}", c.dot(n));
+        }
+        // Along the floor it is free: a push through its centre moves it as it moves the box alone.
+        let centre = [Vec3::new(0.2, 0.05, 0.1)];
+        let push = [Vec3::new(1.0, 0.0, 0.5)];
+        let (mut constrained, mut free) = ([Vec3::zeros()], [Vec3::zeros()]);
+        held.impulse_response(&centre, &push, &mut constrained);
+        body.impulse_response(&centre, &push, &mut free);
+        assert!((constrained[0] - free[0]).norm() <= 1e-12 * free[0].norm(), "{constrained:?} vs {free:?}");
+    }
+
+    #[test]
+    fn impulses_on_a_held_solid_change_its_velocity_as_its_response_says() {
+        let (mut body, contacts) = resting_box();
+        let (points, impulses) = random_impulses(3, 5);
+        let before: Vec<Vec3> = points.iter().map(|p| body.velocity_at(p)).collect();
+        let mut expected = vec![Vec3::zeros(); 5];
+        let mut held = Constrained::new(&mut body, &contacts);
+        held.impulse_response(&points, &impulses, &mut expected);
+        held.apply_impulses(&points, &impulses);
+        for ((p, v0), e) in points.iter().zip(before).zip(expected) {
+            let change = body.velocity_at(p) - v0;
+            assert!((change - e).norm() <= 1e-12 * e.norm().max(1e-12), "{change:?} vs {e:?}");
+        }
+    }
 }

@@ -15,7 +15,7 @@ pub mod reduced;
 pub mod rigid;
 mod static_solids;
 
-pub use coupled::{CoupledSolid, Held};
+pub use coupled::{Constrained, CoupledSolid};
 pub use static_solids::{Boundary, StaticSolids};
 
 use crate::geometry::TriMesh;
@@ -261,6 +261,11 @@ impl Solids {
         }
         (mesh, velocities)
     }
+}
+
+/// The solids of a solve, to be read only.
+pub fn shared<'a>(solids: &'a [&mut dyn CoupledSolid]) -> Vec<&'a dyn CoupledSolid> {
+    solids.iter().map(|s| &**s as &dyn CoupledSolid).collect()
 }
 
 /// Every solid of the sets, mutably, rigid bodies first (apart from [`Solids`] so that the

@@ -7,7 +7,7 @@
 pub mod particles;
 
 use crate::coupling::poisson::ProjectionReport;
-use crate::coupling::{self, CouplingReport, FluidView};
+use crate::coupling::{self, Contacts, CouplingReport, FluidView, TrialLiquid};
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
 use crate::grid::extrapolate::extrapolate;
@@ -269,13 +269,14 @@ impl LevelSetLiquid {
         (valid, report)
     }
 
-    /// Projects the velocity again with the bodies' velocities prescribed, after contact has
-    /// changed them ([`coupling::project_held`]). Same divergence as the step's projection.
-    pub fn project_held(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &[&dyn CoupledSolid]) -> [Array3<bool>; 3] {
+    /// Projects the velocity again with the bodies held along their `contacts`, after contact
+    /// has changed their velocities ([`coupling::project_held`]). Same divergence as the step's
+    /// projection.
+    pub fn project_held(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid], contacts: &Contacts) -> ([Array3<bool>; 3], CouplingReport) {
         let view = Self::view(&self.phi, &self.params, grid, solids);
-        let (valid, report) = coupling::project_held(view, &mut self.velocity, &mut self.pressure, dt, self.volume.divergence, bodies);
+        let (valid, report) = coupling::project_held(view, &mut self.velocity, &mut self.pressure, dt, self.volume.divergence, bodies, contacts);
         self.last_projection = report.projection;
-        valid
+        (valid, report)
     }
 
     /// The liquid, its level set `phi` and its `params`, as the coupled solve sees it (a
@@ -286,19 +287,30 @@ impl LevelSetLiquid {
 
     /// The coupled solve of the bodies' position update: the liquid's velocity plus `dt`
     /// of `gravity` (no advection) projected together with `bodies`, which keep their new
-    /// velocities; the liquid's state is left as it was.
-    pub fn solve_for_bodies(&self, grid: &Grid, solids: &StaticSolids, gravity: &Vec3, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) {
-        let mut velocity = self.velocity.clone();
-        for (a, faces) in velocity.faces.iter_mut().enumerate() {
-            faces.as_mut_slice().par_iter_mut().for_each(|u| *u += gravity[a] * dt);
-        }
-        let mut pressure = self.pressure.clone();
-        coupling::project(Self::view(&self.phi, &self.params, grid, solids), &mut velocity, &mut pressure, dt, self.volume.divergence, bodies);
+    /// velocities; or, given `after_contact`, that solve's liquid projected again with the
+    /// bodies held along their contacts ([`coupling::project_held`]). Returns the solve's
+    /// liquid; the liquid's own state is left as it was.
+    pub fn solve_for_bodies(
+        &self,
+        grid: &Grid,
+        solids: &StaticSolids,
+        gravity: &Vec3,
+        dt: Real,
+        bodies: &mut [&mut dyn CoupledSolid],
+        after_contact: Option<(TrialLiquid, &Contacts)>,
+    ) -> TrialLiquid {
+        let view = Self::view(&self.phi, &self.params, grid, solids);
+        let (mut trial, contacts) = match after_contact {
+            Some((trial, contacts)) => (trial, Some(contacts)),
+            None => (TrialLiquid::new(&self.velocity, &self.pressure, gravity, dt), None),
+        };
+        trial.solve(view, dt, self.volume.divergence, bodies, contacts);
+        trial
     }
 
     fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
         let view = Self::view(&self.phi, &self.params, grid, solids);
-        let (valid, report) = coupling::project(view, &mut self.velocity, &mut self.pressure, dt, divergence, bodies);
+        let (valid, report) = coupling::project(view, &mut self.velocity, &mut self.pressure, dt, divergence, bodies, &[]);
         self.last_projection = report.projection;
         (valid, report)
     }

@@ -25,7 +25,7 @@ pub mod raster;
 pub mod solve;
 pub mod surface;
 
-use crate::coupling::{self, FluidView};
+use crate::coupling::{self, Contacts, FluidView, TrialLiquid};
 use crate::fluids::eulerian::{LiquidSource, LiquidSurface, VOLUME_BAND};
 use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
 use crate::math::{Real, SplitMix64, Vec3};
@@ -678,10 +678,8 @@ impl FlipLiquid {
                 Vec3::zeros()
             }
             _ => {
-                let shapes: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b as &dyn CoupledSolid).collect();
-                let phi = self.liquid_phi(&sub.density, &shapes);
-                drop(shapes);
-                let (_, report) = self.coupled_solve(&phi, &mut sub.u, |view, velocity, pressure| coupling::project(view, velocity, pressure, dt, 0.0, bodies));
+                let phi = self.liquid_phi(&sub.density, &crate::solids::shared(bodies));
+                let (_, report) = self.coupled_solve(&phi, &mut sub.u, |view, velocity, pressure| coupling::project(view, velocity, pressure, dt, 0.0, bodies, &[]));
                 self.last.unknowns = report.projection.unknowns;
                 self.last.iterations = report.projection.iterations;
                 self.last.active = report.active;
@@ -694,15 +692,18 @@ impl FlipLiquid {
     }
 
     /// Phase 3 again where contact changed the bodies' velocities after a monolithic solve:
-    /// the liquid projected with the bodies held at their new velocities
-    /// ([`coupling::project_held`], which adds its correction to the pressure kept).
-    pub fn project_held(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &[&dyn CoupledSolid]) {
-        if self.params.incompressibility == Incompressibility::Bilateral || self.params.moves_bodies {
-            let stopwatch = Instant::now();
-            let phi = self.liquid_phi(&sub.density, bodies);
-            self.coupled_solve(&phi, &mut sub.u, |view, velocity, pressure| coupling::project_held(view, velocity, pressure, dt, 0.0, bodies));
-            sub.timings.solve += stopwatch.elapsed().as_secs_f64();
+    /// the liquid projected with the bodies held along their `contacts` and free along every
+    /// other direction ([`coupling::project_held`], which adds its correction to the pressure
+    /// kept). Returns the impulse the bodies gave the liquid.
+    pub fn project_held(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &mut [&mut dyn CoupledSolid], contacts: &Contacts) -> Vec3 {
+        if self.params.incompressibility == Incompressibility::Unilateral && !self.params.moves_bodies {
+            return Vec3::zeros();
         }
+        let stopwatch = Instant::now();
+        let phi = self.liquid_phi(&sub.density, &crate::solids::shared(bodies));
+        let (_, report) = self.coupled_solve(&phi, &mut sub.u, |view, velocity, pressure| coupling::project_held(view, velocity, pressure, dt, 0.0, bodies, contacts));
+        sub.timings.solve += stopwatch.elapsed().as_secs_f64();
+        report.impulse_on_liquid
     }
 
     /// Phase 4 (sec. 3.2, steps 7 to 9): velocity extrapolation, PIC/FLIP, and advection of
@@ -724,17 +725,25 @@ impl FlipLiquid {
 
     /// The coupled solve of the bodies' position update: the grid velocity of the last step
     /// plus `h` of `gravity`, projected over `h` with `bodies`, which keep their new
-    /// velocities; the liquid's state is left as it was. `sub` holds this step's density.
-    pub fn solve_for_bodies(&self, sub: &FlipSubstep, gravity: &Vec3, h: Real, bodies: &mut [&mut dyn CoupledSolid]) {
-        let shapes: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b as &dyn CoupledSolid).collect();
-        let phi = self.liquid_phi(&sub.density, &shapes);
-        drop(shapes);
-        let mut velocity = self.velocity.clone();
-        for (a, faces) in velocity.faces.iter_mut().enumerate() {
-            faces.as_mut_slice().par_iter_mut().for_each(|u| *u += gravity[a] * h);
-        }
-        let mut pressure = self.pressure.clone();
-        coupling::project(self.view(&phi), &mut velocity, &mut pressure, h, 0.0, bodies);
+    /// velocities; or, given `after_contact`, that solve's liquid projected again with the
+    /// bodies held along their contacts ([`coupling::project_held`]). Returns the solve's
+    /// liquid; the liquid's own state is left as it was. `sub` holds this step's density.
+    pub fn solve_for_bodies(
+        &self,
+        sub: &FlipSubstep,
+        gravity: &Vec3,
+        h: Real,
+        bodies: &mut [&mut dyn CoupledSolid],
+        after_contact: Option<(TrialLiquid, &Contacts)>,
+    ) -> TrialLiquid {
+        let phi = self.liquid_phi(&sub.density, &crate::solids::shared(bodies));
+        let view = self.view(&phi);
+        let (mut trial, contacts) = match after_contact {
+            Some((trial, contacts)) => (trial, Some(contacts)),
+            None => (TrialLiquid::new(&self.velocity, &self.pressure, gravity, h), None),
+        };
+        trial.solve(view, h, 0.0, bodies, contacts);
+        trial
     }
 
     /// The liquid as the coupled solve sees it.
