@@ -145,8 +145,10 @@ fn advance_solid_positions(
 /// Contact (inelastic, with friction and shock propagation) on every pair of solid parts that
 /// touches at the positions their velocities lead to over `dt`, then the solids' internal
 /// constraints restored. Where any pair touched, returns each solid's points of contact with
-/// the static geometry and its normals there after contact (in the order of [`Solids::iter`]):
-/// a coupled solve after contact holds the solids along them.
+/// the static geometry and its normals there, the ones contact acts on (in the order of
+/// [`Solids::iter`]): a coupled solve after contact holds the solids along them. (Found after
+/// contact, where the stopped bodies' velocities lead, a resting ball was often just outside
+/// the contact margin, left free, and dragged down again by the water.)
 fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> {
     let contacts = {
         let (mut parts, groups, statics) = solids.contact_parts();
@@ -154,11 +156,11 @@ fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> 
         if touching.is_empty() {
             return None;
         }
-        contact::contact(&mut parts, statics, dt, &touching);
         let mut contacts = vec![Vec::new(); groups.last().map_or(0, |g| g + 1)];
         for (part, points) in contact::static_touch_points(&parts, statics, dt, &touching).into_iter().enumerate() {
             contacts[groups[part]].extend(points);
         }
+        contact::contact(&mut parts, statics, dt, &touching);
         contacts
     };
     for solid in solids.iter_mut() {

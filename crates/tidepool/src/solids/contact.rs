@@ -296,9 +296,9 @@ pub fn touching(bodies: &[&mut dyn ContactBody], groups: &[usize], statics: &Sta
     candidate_pairs(bodies, groups, dt).into_iter().filter(|&pair| !find_contacts(bodies, statics, pair, contact_margin(bodies, pair.0), dt, &Vec3::zeros()).is_empty()).collect()
 }
 
-/// Where the static geometry touches the bodies of the touching `pairs` after contact: for
-/// each body (by index), the points (its samples within the contact margin) and the static
-/// geometry's unit normals there, one list of `(point, normal)` per body. Contact between two
+/// Where the static geometry touches the bodies of the touching `pairs`: for each body (by
+/// index), the points (its samples within the contact margin where its velocity leads) and the
+/// static geometry's unit normals there, one list of `(point, normal)` per body. Contact between two
 /// bodies holds neither in place (two floats pressed together still rise and fall together),
 /// so it gives none.
 pub fn static_touch_points(bodies: &[&mut dyn ContactBody], statics: &StaticGeometry, dt: Real, pairs: &[Pair]) -> Vec<Vec<(Vec3, Vec3)>> {
