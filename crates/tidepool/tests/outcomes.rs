@@ -431,3 +431,23 @@ fn pool_of_bodies_the_light_bodies_float_and_the_heavy_ones_lie_on_the_floor() {
         }
     }
 }
+
+/// `boat.toml` on a coarser grid (48 cells along x, 2.5 cm: the walls 1.4 cells thick), its
+/// first second: the lead ball drops into the tray, pushes its rim under, and the tray sinks
+/// to the floor with the ball in it — the tray's centre falls more than 20 cm (measured 23) and
+/// the ball's centre ends less than 15 cm up (measured 11); the light ball lands in the hull,
+/// which floats on with it: the hull's centre never goes more than 5 cm under where it started
+/// (measured 2.5 cm) and ends within 2 cm of the ball's (measured 0.5 cm).
+#[test]
+fn boat_the_lead_ball_sinks_the_tray_and_the_hull_floats_with_the_light_ball() {
+    let loaded = example("boat", &[("resolution = 72", "resolution = 48")]);
+    let start = World::build(&loaded).expect("the scene builds");
+    let (hull0, tray0) = (start.solids.rigid[0].position, start.solids.rigid[1].position);
+    let mut hull_lowest = Real::INFINITY;
+    let world = common::each_frame(&loaded, 24, |world, _| hull_lowest = hull_lowest.min(world.solids.rigid[0].position.y));
+    let [hull, tray, light, lead] = [0, 1, 2, 3].map(|i| world.solids.rigid[i].position);
+    assert!(tray0.y - tray.y > 0.2, "the tray's centre fell {} m", tray0.y - tray.y);
+    assert!(lead.y < 0.15, "the lead ball ends with its centre {} m up", lead.y);
+    assert!(hull0.y - hull_lowest < 0.05, "the hull's centre went {} m under where it started", hull0.y - hull_lowest);
+    assert!((hull - light).norm() < 0.02, "the light ball ends {} m from the hull's centre", (hull - light).norm());
+}
