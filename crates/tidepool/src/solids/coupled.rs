@@ -72,7 +72,11 @@ impl<'a> Constrained<'a> {
     /// `solid` held along `contacts` (point, unit normal; [`MAX_CONTACT_POINTS`] of them spread
     /// out where there are more).
     pub fn new(solid: &'a mut dyn CoupledSolid, contacts: &[(Vec3, Vec3)]) -> Self {
-        let contacts = &spread(contacts)[..];
+        Self::exactly(solid, &spread(contacts))
+    }
+
+    /// `solid` held along every one of `contacts`.
+    fn exactly(solid: &'a mut dyn CoupledSolid, contacts: &[(Vec3, Vec3)]) -> Self {
         let m = contacts.len();
         if m == 0 {
             return Constrained { solid, contacts: Vec::new(), inverse: DMatrix::zeros(0, 0) };
@@ -207,6 +211,31 @@ mod tests {
         held.impulse_response(&centre, &push, &mut constrained);
         body.impulse_response(&centre, &push, &mut free);
         assert!((constrained[0] - free[0]).norm() <= 1e-12 * free[0].norm(), "{constrained:?} vs {free:?}");
+    }
+
+    /// A box in a corner touching the floor and a wall at 100 points each: the 16 spread points
+    /// keep both normals and hold the rigid box exactly as all 200 do.
+    #[test]
+    fn spread_contact_points_hold_a_rigid_solid_as_all_of_them_do() {
+        let (mut body, _) = resting_box();
+        let mut contacts = Vec::new();
+        for i in 0..10 {
+            for j in 0..10 {
+                let (u, v) = (i as Real / 9.0, j as Real / 9.0);
+                contacts.push((Vec3::new(0.4 * u, 0.0, 0.2 * v), Vec3::y()));
+                contacts.push((Vec3::new(0.0, 0.1 * u, 0.2 * v), Vec3::x()));
+            }
+        }
+        let kept = spread(&contacts);
+        assert_eq!(kept.len(), MAX_CONTACT_POINTS);
+        assert!(kept.iter().any(|(_, n)| *n == Vec3::y()) && kept.iter().any(|(_, n)| *n == Vec3::x()), "one wall's normal was lost");
+        let (points, impulses) = random_impulses(4, 5);
+        let (mut all, mut few) = (vec![Vec3::zeros(); 5], vec![Vec3::zeros(); 5]);
+        Constrained::new(&mut body, &contacts).impulse_response(&points, &impulses, &mut few);
+        Constrained::exactly(&mut body, &contacts).impulse_response(&points, &impulses, &mut all);
+        for (f, a) in few.iter().zip(&all) {
+            assert!((f - a).norm() <= 1e-9 * a.norm().max(1e-12), "{f:?} vs {a:?}");
+        }
     }
 
     #[test]
