@@ -101,8 +101,8 @@ pub struct StepReport {
 /// discarded), give the solids `v^{n+1/2}`; contact on those, and where any touched, `solve`
 /// again on that solve's liquid with the solids held along their contacts (as the velocity
 /// update projects again) and contact once more; the solids move over the whole step with
-/// them. The solids then
-/// start the velocity update from their time-n velocities after the collisions.
+/// them. The solids then start the velocity update from their time-n velocities after the
+/// collisions.
 fn advance_solid_positions(
     solids: &mut Solids,
     time: Real,

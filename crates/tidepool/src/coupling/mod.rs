@@ -709,6 +709,21 @@ impl TrialLiquid {
         TrialLiquid { velocity, pressure: pressure.clone() }
     }
 
+    /// The liquid of `after_contact` and its contacts, or, before contact, a new trial from
+    /// `velocity` and `pressure` ([`TrialLiquid::new`]).
+    pub fn resume<'c>(
+        after_contact: Option<(TrialLiquid, &'c Contacts)>,
+        velocity: &MacVelocity,
+        pressure: &Array3<Real>,
+        gravity: &Vec3,
+        h: Real,
+    ) -> (Self, Option<&'c Contacts>) {
+        match after_contact {
+            Some((trial, contacts)) => (trial, Some(contacts)),
+            None => (TrialLiquid::new(velocity, pressure, gravity, h), None),
+        }
+    }
+
     /// [`project`] over `h` with `solids`, or, after contact, [`project_held`] with them held
     /// along their `contacts`.
     pub fn solve(&mut self, fluid: FluidView, h: Real, divergence: Real, solids: &mut [&mut dyn CoupledSolid], contacts: Option<&Contacts>) {

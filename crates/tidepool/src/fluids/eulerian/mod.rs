@@ -300,10 +300,7 @@ impl LevelSetLiquid {
         after_contact: Option<(TrialLiquid, &Contacts)>,
     ) -> TrialLiquid {
         let view = Self::view(&self.phi, &self.params, grid, solids);
-        let (mut trial, contacts) = match after_contact {
-            Some((trial, contacts)) => (trial, Some(contacts)),
-            None => (TrialLiquid::new(&self.velocity, &self.pressure, gravity, dt), None),
-        };
+        let (mut trial, contacts) = TrialLiquid::resume(after_contact, &self.velocity, &self.pressure, gravity, dt);
         trial.solve(view, dt, self.volume.divergence, bodies, contacts);
         trial
     }

@@ -738,10 +738,7 @@ impl FlipLiquid {
     ) -> TrialLiquid {
         let phi = self.liquid_phi(&sub.density, &crate::solids::shared(bodies));
         let view = self.view(&phi);
-        let (mut trial, contacts) = match after_contact {
-            Some((trial, contacts)) => (trial, Some(contacts)),
-            None => (TrialLiquid::new(&self.velocity, &self.pressure, gravity, h), None),
-        };
+        let (mut trial, contacts) = TrialLiquid::resume(after_contact, &self.velocity, &self.pressure, gravity, h);
         trial.solve(view, h, 0.0, bodies, contacts);
         trial
     }
