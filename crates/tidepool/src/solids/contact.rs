@@ -298,9 +298,9 @@ pub fn touching(bodies: &[&mut dyn ContactBody], groups: &[usize], statics: &Sta
 
 /// Where the static geometry touches the bodies of the touching `pairs`: for each body (by
 /// index), the points (its samples within the contact margin where its velocity leads) and the
-/// static geometry's unit normals there, one list of `(point, normal)` per body. Contact between two
-/// bodies holds neither in place (two floats pressed together still rise and fall together),
-/// so it gives none.
+/// static geometry's unit normals there, one list of `(point, normal)` per body. Contact
+/// between two bodies holds neither in place (two floats pressed together still rise and fall
+/// together), so it gives none.
 pub fn static_touch_points(bodies: &[&mut dyn ContactBody], statics: &StaticGeometry, dt: Real, pairs: &[Pair]) -> Vec<Vec<(Vec3, Vec3)>> {
     let mut points = vec![Vec::new(); bodies.len()];
     for &pair in pairs.iter().filter(|(_, partner)| *partner == Partner::Static) {

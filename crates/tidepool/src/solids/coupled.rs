@@ -107,16 +107,19 @@ impl<'a> Constrained<'a> {
         points.iter().copied().chain(self.contacts.iter().map(|(p, _)| *p)).collect()
     }
 
-    /// The reactions `-lambda n` at the contact points that cancel the normal velocity the
-    /// `impulses` at `points` cause there.
-    fn reactions(&self, points: &[Vec3], impulses: &[Vec3]) -> Vec<Vec3> {
-        let all = self.with_contacts(points);
-        let loads: Vec<Vec3> = impulses.iter().copied().chain(std::iter::repeat_n(Vec3::zeros(), self.contacts.len())).collect();
+    /// The loads at `all` ([`Constrained::with_contacts`] of the impulses' points): `impulses`
+    /// followed by the reactions `-lambda n` at the contact points that cancel the normal
+    /// velocity the impulses cause there.
+    fn loads(&self, all: &[Vec3], impulses: &[Vec3]) -> Vec<Vec3> {
+        let mut loads: Vec<Vec3> = impulses.iter().copied().chain(std::iter::repeat_n(Vec3::zeros(), self.contacts.len())).collect();
         let mut changes = vec![Vec3::zeros(); all.len()];
-        self.solid.impulse_response(&all, &loads, &mut changes);
-        let normal = DVector::from_iterator(self.contacts.len(), self.contacts.iter().zip(&changes[points.len()..]).map(|((_, n), v)| n.dot(v)));
+        self.solid.impulse_response(all, &loads, &mut changes);
+        let normal = DVector::from_iterator(self.contacts.len(), self.contacts.iter().zip(&changes[impulses.len()..]).map(|((_, n), v)| n.dot(v)));
         let lambda = &self.inverse * normal;
-        self.contacts.iter().zip(lambda.iter()).map(|((_, n), l)| -*l * n).collect()
+        for ((load, (_, n)), l) in loads[impulses.len()..].iter_mut().zip(&self.contacts).zip(lambda.iter()) {
+            *load = -*l * n;
+        }
+        loads
     }
 }
 
@@ -142,7 +145,7 @@ impl CoupledSolid for Constrained<'_> {
             return self.solid.impulse_response(points, impulses, changes);
         }
         let all = self.with_contacts(points);
-        let loads: Vec<Vec3> = impulses.iter().copied().chain(self.reactions(points, impulses)).collect();
+        let loads = self.loads(&all, impulses);
         let mut all_changes = vec![Vec3::zeros(); all.len()];
         self.solid.impulse_response(&all, &loads, &mut all_changes);
         changes.copy_from_slice(&all_changes[..points.len()]);
@@ -153,7 +156,7 @@ impl CoupledSolid for Constrained<'_> {
             return self.solid.apply_impulses(points, impulses);
         }
         let all = self.with_contacts(points);
-        let loads: Vec<Vec3> = impulses.iter().copied().chain(self.reactions(points, impulses)).collect();
+        let loads = self.loads(&all, impulses);
         self.solid.apply_impulses(&all, &loads);
     }
 }
