@@ -39,11 +39,14 @@
 //! s_cf q_c` over its unknown cells (`s_cf` the outward sign) and `m_f = beta_f / (rho dx^3)`,
 //! plus `rho dx^3 J K J^T` on the impulses. The face's velocity after the solve is
 //! `u* + (y_f + mu_f) / m_f`. It is solved by PCG with the preconditioner of
-//! [`CoupledPreconditioner`].
+//! [`CoupledPreconditioner`]; each solid's block `rho dx^3 J K J^T` is applied through its
+//! response, and after as many products as its degrees of freedom twice, as a small matrix
+//! found by probing ([`response`]).
 //!
 //! The solve is written against [`CoupledSolid`], so every kind of solid joins it the same way.
 
 pub mod poisson;
+mod response;
 
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
@@ -51,6 +54,7 @@ use crate::math::{Real, Vec3};
 use crate::solids::{Constrained, CoupledSolid, StaticSolids};
 use poisson::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, SolveSeconds, THETA_MIN};
 use rayon::prelude::*;
+use response::SolidBlock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -331,18 +335,17 @@ type SparseVector = Vec<(usize, Real)>;
 
 /// The scaled coupled system as an operator on `[q (one per grid cell); mu (one per coupled
 /// face)]`.
-pub struct CoupledSystem<'a, 's> {
+pub struct CoupledSystem<'a> {
     /// The liquid's Poisson matrix without the coupled faces.
     pressure: Stencil7,
     /// Sorted by solid.
     faces: Vec<CoupledFace>,
     /// Per solid: the range of its coupled faces.
     by_solid: Vec<std::ops::Range<usize>>,
-    /// The faces' points, for the solids' impulse responses.
+    /// The faces' points, where the solids receive the impulses.
     points: Vec<Vec3>,
-    /// Room for the faces' impulses and the velocity changes they cause (one apply at a time).
-    scratch: Mutex<(Vec<Vec3>, Vec<Vec3>)>,
-    solids: &'a [&'s mut dyn CoupledSolid],
+    /// Per solid: its block of `rho dx^3 J K J^T` on its faces.
+    blocks: Vec<SolidBlock<'a>>,
     /// `rho dx^3`: the mass of liquid in one cell.
     cell_mass: Real,
     /// An orthonormal basis of the system's nullspace: spanned by the liquid regions without a
@@ -352,24 +355,7 @@ pub struct CoupledSystem<'a, 's> {
     nullspace: Vec<SparseVector>,
 }
 
-impl CoupledSystem<'_, '_> {
-    /// Adds `rho dx^3 J K J^T mu` to `y` (the impulse block's solid part).
-    fn add_solid_response(&self, mu: &[Real], y: &mut [Real]) {
-        let mut scratch = self.scratch.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (impulses, changes) = &mut *scratch;
-        for (f, face) in self.faces.iter().enumerate() {
-            impulses[f] = Vec3::ith(face.axis, self.cell_mass * mu[f]);
-        }
-        for (solid, range) in self.solids.iter().zip(&self.by_solid) {
-            if !range.is_empty() {
-                solid.impulse_response(&self.points[range.clone()], &impulses[range.clone()], &mut changes[range.clone()]);
-            }
-        }
-        for (f, face) in self.faces.iter().enumerate() {
-            y[f] += changes[f][face.axis];
-        }
-    }
-
+impl CoupledSystem<'_> {
     /// The diagonal of the whole system: the pressure block's (with every coupled face's
     /// `open^2 / m_f` on its cells) and the impulse block's.
     fn diagonal(&self) -> Vec<Real> {
@@ -385,19 +371,12 @@ impl CoupledSystem<'_, '_> {
 
     /// Diagonal of the impulse block.
     fn impulse_diagonal(&self) -> Vec<Real> {
-        self.faces
-            .iter()
-            .map(|f| {
-                let mut change = [Vec3::zeros()];
-                let unit = Vec3::ith(f.axis, self.cell_mass);
-                self.solids[f.solid].impulse_response(&[f.point], &[unit], &mut change);
-                1.0 / f.mass + change[0][f.axis]
-            })
-            .collect()
+        let solid: Vec<Real> = self.blocks.iter().flat_map(SolidBlock::diagonal).collect();
+        self.faces.iter().zip(solid).map(|(f, s)| 1.0 / f.mass + s).collect()
     }
 }
 
-impl LinearOperator for CoupledSystem<'_, '_> {
+impl LinearOperator for CoupledSystem<'_> {
     fn len(&self) -> usize {
         self.pressure.diag.len() + self.faces.len()
     }
@@ -423,7 +402,9 @@ impl LinearOperator for CoupledSystem<'_, '_> {
             }
             ymu[f] = t;
         }
-        self.add_solid_response(mu, ymu);
+        for block in &self.blocks {
+            block.add_apply(mu, ymu);
+        }
         // A pocket's vector is only nearly null (see [`enclosed_pockets`]): the operator is
         // the system restricted to the nullspace's complement, so that PCG's residuals stay
         // in it.
@@ -450,7 +431,9 @@ pub enum PressurePreconditioner {
 /// `1/m_f` for `nu` (plus the solids' part, of low rank: only its diagonal is kept). So
 /// `M^-1 = T diag(P^-1, D^-1) T^T` with `T` the map `(q, nu) -> (q, mu)`,
 /// `mu_f = nu_f - y_f(q)`, and `P^-1` the chosen pressure preconditioner (multigrid or MIC(0)
-/// of the liquid's Poisson matrix).
+/// of the liquid's Poisson matrix). (Each solid's block inverted whole instead, by
+/// Woodbury's identity, saved 5-8% of the iterations in `buoyancy`, `torus_tub` and
+/// `pool_of_bodies`, none in `starfish_rocks`.)
 struct CoupledPreconditioner<'a> {
     pressure: Box<dyn Preconditioner + 'a>,
     faces: &'a [CoupledFace],
@@ -545,23 +528,23 @@ fn orthonormalize(vectors: impl Iterator<Item = SparseVector>) -> Vec<SparseVect
 }
 
 /// The unknown cells, the coupled system and its right-hand side.
-struct Assembled<'a, 's> {
+struct Assembled<'a> {
     unknown: Array3<bool>,
     dual: DualCells,
-    system: CoupledSystem<'a, 's>,
+    system: CoupledSystem<'a>,
     rhs: Vec<Real>,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn assemble<'a, 's>(
+fn assemble<'a>(
     grid: &Grid,
     phi: &Array3<Real>,
     static_solids: &StaticSolids,
     velocity: &MacVelocity,
     density: Real,
     divergence: Real,
-    solids: &'a [&'s mut dyn CoupledSolid],
-) -> Assembled<'a, 's> {
+    solids: &'a [&mut dyn CoupledSolid],
+) -> Assembled<'a> {
     let dual = DualCells::new(grid, solids);
     let liquid = liquid_cells(phi, static_solids);
     let unknown = if solids.is_empty() {
@@ -597,11 +580,18 @@ fn assemble<'a, 's>(
         let u = velocity.faces[f.axis].get(f.index[0], f.index[1], f.index[2]);
         -(u - solids[f.solid].velocity_at(&f.point)[f.axis])
     }));
-    let by_solid = (0..solids.len()).map(|s| faces.partition_point(|f| f.solid < s)..faces.partition_point(|f| f.solid <= s)).collect();
-    let points = faces.iter().map(|f| f.point).collect();
-    let scratch = Mutex::new((vec![Vec3::zeros(); faces.len()], vec![Vec3::zeros(); faces.len()]));
+    let by_solid: Vec<std::ops::Range<usize>> = (0..solids.len()).map(|s| faces.partition_point(|f| f.solid < s)..faces.partition_point(|f| f.solid <= s)).collect();
+    let points: Vec<Vec3> = faces.iter().map(|f| f.point).collect();
     let cell_mass = density * grid.dx.powi(3);
-    let mut system = CoupledSystem { pressure, faces, by_solid, points, scratch, solids, cell_mass, nullspace: Vec::new() };
+    let blocks = solids
+        .iter()
+        .zip(&by_solid)
+        .map(|(solid, range): (&&mut dyn CoupledSolid, &std::ops::Range<usize>)| {
+            let axes: Vec<usize> = faces[range.clone()].iter().map(|f| f.axis).collect();
+            SolidBlock::new(&**solid, range.clone(), &points[range.clone()], &axes, cell_mass)
+        })
+        .collect();
+    let mut system = CoupledSystem { pressure, faces, by_solid, points, blocks, cell_mass, nullspace: Vec::new() };
     // A region's uniform pressure is in the nullspace only if it pushes no solid as a whole
     // (a solid touching a wall or the region's edge is pushed): keep the candidates the
     // operator maps to nearly zero ([`NEARLY_NULL`]), and the pockets one solid closes off,

@@ -17,6 +17,9 @@ pub trait CoupledSolid: Sync {
     /// The velocity changes at `points` that the impulses `impulses` applied at those points
     /// would cause (`J K J^T`), written to `changes`.
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]);
+    /// The number of independent velocities the solid's impulses change (6 for a rigid body,
+    /// 0 for one that moves by script): the response at any points has at most this rank.
+    fn degrees_of_freedom(&self) -> usize;
     /// Applies the impulses `impulses` at `points`.
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]);
 }
@@ -138,6 +141,10 @@ impl CoupledSolid for Constrained<'_> {
 
     fn velocity_at(&self, x: &Vec3) -> Vec3 {
         self.solid.velocity_at(x)
+    }
+
+    fn degrees_of_freedom(&self) -> usize {
+        self.solid.degrees_of_freedom()
     }
 
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {

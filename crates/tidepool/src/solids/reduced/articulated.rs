@@ -625,6 +625,11 @@ impl CoupledSolid for Articulated {
         }
     }
 
+    /// The parts' (the joints take some away: an upper bound).
+    fn degrees_of_freedom(&self) -> usize {
+        self.bodies.iter().map(|b| b.degrees_of_freedom()).sum()
+    }
+
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
         let bindings = self.bindings(points);
         let (_, reaction) = self.response_with_joints(&bindings, impulses);

@@ -787,6 +787,11 @@ impl CoupledSolid for ReducedBody {
         changes.copy_from_slice(&self.point_response(&sources, &material, false));
     }
 
+    /// The frame's six and one per mode.
+    fn degrees_of_freedom(&self) -> usize {
+        6 + self.model.modes.len()
+    }
+
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
         let lambda = self.particle_impulses(self.material_points(points).into_iter().zip(impulses.iter().copied()));
         self.apply_particle_impulses(&lambda);

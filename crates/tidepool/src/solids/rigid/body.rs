@@ -369,6 +369,14 @@ impl CoupledSolid for RigidBody {
         }
     }
 
+    fn degrees_of_freedom(&self) -> usize {
+        if self.is_dynamic() {
+            6
+        } else {
+            0
+        }
+    }
+
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
         for (x, j) in points.iter().zip(impulses) {
             self.apply_impulse(j, x);
