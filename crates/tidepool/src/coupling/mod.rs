@@ -40,8 +40,8 @@
 //! plus `rho dx^3 J K J^T` on the impulses. The face's velocity after the solve is
 //! `u* + (y_f + mu_f) / m_f`. It is solved by PCG with the preconditioner of
 //! [`CoupledPreconditioner`]; each solid's block `rho dx^3 J K J^T` is applied through its
-//! response, and after as many products as its degrees of freedom twice, as a small matrix
-//! found by probing ([`response`]).
+//! response, and after twice as many products as the solid has degrees of freedom, as a small
+//! matrix found by probing ([`response`]).
 //!
 //! The solve is written against [`CoupledSolid`], so every kind of solid joins it the same way.
 
