@@ -152,12 +152,12 @@ fn advance_solid_positions(
 fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> {
     let contacts = {
         let (mut parts, groups, statics) = solids.contact_parts();
-        let touching = contact::touching(&parts, &groups, statics, dt);
+        let (touching, static_points) = contact::touching(&parts, &groups, statics, dt);
         if touching.is_empty() {
             return None;
         }
         let mut contacts = vec![Vec::new(); groups.last().map_or(0, |g| g + 1)];
-        for (part, points) in contact::static_touch_points(&parts, statics, dt, &touching).into_iter().enumerate() {
+        for (part, points) in static_points.into_iter().enumerate() {
             contacts[groups[part]].extend(points);
         }
         contact::contact(&mut parts, statics, dt, &touching);

@@ -342,8 +342,6 @@ pub struct CoupledSystem<'a> {
     faces: Vec<CoupledFace>,
     /// Per solid: the range of its coupled faces.
     by_solid: Vec<std::ops::Range<usize>>,
-    /// The faces' points, where the solids receive the impulses.
-    points: Vec<Vec3>,
     /// Per solid: its block of `rho dx^3 J K J^T` on its faces.
     blocks: Vec<SolidBlock<'a>>,
     /// `rho dx^3`: the mass of liquid in one cell.
@@ -581,17 +579,13 @@ fn assemble<'a>(
         -(u - solids[f.solid].velocity_at(&f.point)[f.axis])
     }));
     let by_solid: Vec<std::ops::Range<usize>> = (0..solids.len()).map(|s| faces.partition_point(|f| f.solid < s)..faces.partition_point(|f| f.solid <= s)).collect();
-    let points: Vec<Vec3> = faces.iter().map(|f| f.point).collect();
     let cell_mass = density * grid.dx.powi(3);
     let blocks = solids
         .iter()
         .zip(&by_solid)
-        .map(|(solid, range): (&&mut dyn CoupledSolid, &std::ops::Range<usize>)| {
-            let axes: Vec<usize> = faces[range.clone()].iter().map(|f| f.axis).collect();
-            SolidBlock::new(&**solid, range.clone(), &points[range.clone()], &axes, cell_mass)
-        })
+        .map(|(solid, range): (&&mut dyn CoupledSolid, &std::ops::Range<usize>)| SolidBlock::new(&**solid, range.clone(), &faces[range.clone()], cell_mass))
         .collect();
-    let mut system = CoupledSystem { pressure, faces, by_solid, points, blocks, cell_mass, nullspace: Vec::new() };
+    let mut system = CoupledSystem { pressure, faces, by_solid, blocks, cell_mass, nullspace: Vec::new() };
     // A region's uniform pressure is in the nullspace only if it pushes no solid as a whole
     // (a solid touching a wall or the region's edge is pushed): keep the candidates the
     // operator maps to nearly zero ([`NEARLY_NULL`]), and the pockets one solid closes off,
@@ -725,7 +719,7 @@ impl TrialLiquid {
 }
 
 /// The points of contact of each solid with the static geometry and the geometry's normals
-/// there, as [`crate::solids::contact::static_touch_points`] gives them.
+/// there, as [`crate::solids::contact::touching`] gives them.
 pub type Contacts = [Vec<(Vec3, Vec3)>];
 
 /// How the coupled solve sees a grid liquid: where it is and what it is.
@@ -805,7 +799,7 @@ pub fn project(
         (info.iterations, info.relative_residual, info.converged)
     };
     lap(&mut seconds.iterations);
-    let CoupledSystem { faces, by_solid, points, cell_mass, .. } = system;
+    let CoupledSystem { faces, by_solid, cell_mass, .. } = system;
     let mu = solution.split_off(grid.cell_count());
     let q = Array3::from_vec(grid.dims, solution);
     let mut valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &dual));
@@ -821,7 +815,8 @@ pub fn project(
         on_solids.push(-impulse);
     }
     for (solid, range) in solids.iter_mut().zip(by_solid) {
-        solid.apply_impulses(&points[range.clone()], &on_solids[range]);
+        let points: Vec<Vec3> = faces[range.clone()].iter().map(|f| f.point).collect();
+        solid.apply_impulses(&points, &on_solids[range]);
     }
     let to_pascal = 1.0 / to_scaled;
     *pressure = q.par_map(|i, j, k, v| if unknown.get(i, j, k) { v * to_pascal } else { 0.0 });

@@ -14,6 +14,7 @@
 //! the solid has been applied `2 r` times (the rule of renting skis until their price is
 //! spent), and never where `r` is not below `n`.
 
+use super::CoupledFace;
 use crate::math::{Real, SplitMix64, Vec3};
 use crate::solids::CoupledSolid;
 use nalgebra::{DMatrix, DVector};
@@ -40,10 +41,10 @@ pub(super) struct SolidBlock<'a> {
 }
 
 impl<'a> SolidBlock<'a> {
-    /// The block of `solid` on the faces `range`, at `points` along `axes`.
-    pub fn new(solid: &'a dyn CoupledSolid, range: Range<usize>, points: &[Vec3], axes: &[usize], cell_mass: Real) -> Self {
-        let rank = solid.degrees_of_freedom();
-        SolidBlock { solid, range, points: points.to_vec(), axes: axes.to_vec(), cell_mass, rank, applied: AtomicUsize::new(0), factors: OnceLock::new() }
+    /// The block of `solid` on the coupled faces `range`, which are `faces`.
+    pub fn new(solid: &'a dyn CoupledSolid, range: Range<usize>, faces: &[CoupledFace], cell_mass: Real) -> Self {
+        let (points, axes) = faces.iter().map(|f| (f.point, f.axis)).unzip();
+        SolidBlock { solid, range, points, axes, cell_mass, rank: solid.degrees_of_freedom(), applied: AtomicUsize::new(0), factors: OnceLock::new() }
     }
 
     /// `S v` through the solid's response.
@@ -77,13 +78,13 @@ impl<'a> SolidBlock<'a> {
         let mu = &mu[self.range.clone()];
         let y = &mut y[self.range.clone()];
         let factored = self.rank < mu.len() && self.applied.fetch_add(1, Ordering::Relaxed) >= 2 * self.rank;
-        let change: Vec<Real> = if factored {
+        if factored {
             let (basis, core) = self.factors.get_or_init(|| self.factor());
-            (basis * (core * basis.tr_mul(&DVector::from_column_slice(mu)))).as_slice().to_vec()
+            let change = basis * (core * basis.tr_mul(&DVector::from_column_slice(mu)));
+            y.iter_mut().zip(change.iter()).for_each(|(yi, c)| *yi += c);
         } else {
-            self.response(mu)
-        };
-        y.iter_mut().zip(change).for_each(|(yi, c)| *yi += c);
+            y.iter_mut().zip(self.response(mu)).for_each(|(yi, c)| *yi += c);
+        }
     }
 
     /// The diagonal of `S`: each face's response to its own impulse alone.
@@ -108,13 +109,19 @@ mod tests {
     use crate::solids::Constrained;
     use std::sync::Arc;
 
-    /// `count` random faces (points in the box `size` from the origin, axes) and a random `mu`.
-    fn faces(count: usize, size: Vec3, seed: u64) -> (Vec<Vec3>, Vec<usize>, Vec<Real>) {
+    /// `count` coupled faces at random points in the box `size` from the origin along random
+    /// axes, and a random `mu` on them.
+    fn faces(count: usize, size: Vec3, seed: u64) -> (Vec<CoupledFace>, Vec<Real>) {
         let mut rng = SplitMix64::keyed(&[seed]);
-        let points = (0..count).map(|_| Vec3::new(size.x * rng.next_unit(), size.y * rng.next_unit(), size.z * rng.next_unit())).collect();
-        let axes = (0..count).map(|_| (3.0 * rng.next_unit()) as usize).collect();
-        let mu = (0..count).map(|_| rng.next_unit() - 0.5).collect();
-        (points, axes, mu)
+        let mut unit = || rng.next_unit();
+        let faces = (0..count)
+            .map(|_| {
+                let point = Vec3::new(size.x * unit(), size.y * unit(), size.z * unit());
+                CoupledFace { axis: (3.0 * unit()) as usize, index: [0; 3], cells: [None, None], solid: 0, open: 1.0, mass: 1.0, point }
+            })
+            .collect();
+        let mu = (0..count).map(|_| unit() - 0.5).collect();
+        (faces, mu)
     }
 
     /// After `2 r` products through the solid's response the block is found by probing, and
@@ -134,10 +141,10 @@ mod tests {
         let corners: Vec<(Vec3, Vec3)> = [[0.0, 0.0], [0.4, 0.0], [0.0, 0.1], [0.4, 0.1]].iter().map(|[x, z]| (Vec3::new(*x, 0.0, *z), Vec3::y())).collect();
         let held = Constrained::new(&mut rigid, &corners);
         let still = RigidBody::new("still", BodyKind::Kinematic, &shape, 2000.0, material, 0.05);
-        let (points, axes, mu) = faces(40, size, 3);
+        let (faces, mu) = faces(40, size, 3);
         for (solid, rank) in [(&reduced as &dyn CoupledSolid, 14), (&held, 6), (&still as &dyn CoupledSolid, 0)] {
             assert_eq!(solid.degrees_of_freedom(), rank);
-            let block = SolidBlock::new(solid, 0..40, &points, &axes, 8.0);
+            let block = SolidBlock::new(solid, 0..40, &faces, 8.0);
             let direct = block.response(&mu);
             let scale = direct.iter().fold(0.0, |m: Real, v| m.max(v.abs()));
             for product in 0..=2 * rank + 1 {

@@ -291,24 +291,25 @@ pub fn collide(bodies: &mut [&mut dyn ContactBody], groups: &[usize], statics: &
 }
 
 /// The pairs (of bodies of different `groups`) that touch (within the contact margin) at the
-/// positions the current velocities lead to.
-pub fn touching(bodies: &[&mut dyn ContactBody], groups: &[usize], statics: &StaticGeometry, dt: Real) -> Vec<Pair> {
-    candidate_pairs(bodies, groups, dt).into_iter().filter(|&pair| !find_contacts(bodies, statics, pair, contact_margin(bodies, pair.0), dt, &Vec3::zeros()).is_empty()).collect()
-}
-
-/// Where the static geometry touches the bodies of the touching `pairs`: for each body (by
-/// index), the points (its samples within the contact margin where its velocity leads) and the
-/// static geometry's unit normals there, one list of `(point, normal)` per body. Contact
-/// between two bodies holds neither in place (two floats pressed together still rise and fall
-/// together), so it gives none.
-pub fn static_touch_points(bodies: &[&mut dyn ContactBody], statics: &StaticGeometry, dt: Real, pairs: &[Pair]) -> Vec<Vec<(Vec3, Vec3)>> {
-    let mut points = vec![Vec::new(); bodies.len()];
-    for &pair in pairs.iter().filter(|(_, partner)| *partner == Partner::Static) {
-        for c in find_contacts(bodies, statics, pair, contact_margin(bodies, pair.0), dt, &Vec3::zeros()) {
-            points[c.owner].push((c.point, c.normal));
-        }
-    }
-    points
+/// positions the current velocities lead to; and where the static geometry touches them, for
+/// each body (by index) its samples within the margin and the static geometry's unit normals
+/// there, one list of `(point, normal)` per body. Contact between two bodies holds neither in
+/// place (two floats pressed together still rise and fall together), so it gives none.
+pub fn touching(bodies: &[&mut dyn ContactBody], groups: &[usize], statics: &StaticGeometry, dt: Real) -> (Vec<Pair>, Vec<Vec<(Vec3, Vec3)>>) {
+    let mut static_points = vec![Vec::new(); bodies.len()];
+    let pairs = candidate_pairs(bodies, groups, dt)
+        .into_iter()
+        .filter(|&pair| {
+            let found = find_contacts(bodies, statics, pair, contact_margin(bodies, pair.0), dt, &Vec3::zeros());
+            if pair.1 == Partner::Static {
+                for c in &found {
+                    static_points[c.owner].push((c.point, c.normal));
+                }
+            }
+            !found.is_empty()
+        })
+        .collect();
+    (pairs, static_points)
 }
 
 /// Contact phase on the touching `pairs`: sweeps that stop every approaching sample (no

@@ -1145,7 +1145,7 @@ mod tests {
         for _ in 0..1000 {
             body.predict_velocities(dt, &gravity);
             let mut bodies: [&mut dyn ContactBody; 1] = [&mut body];
-            let touching = contact::touching(&bodies, &[0], &statics, dt);
+            let (touching, _) = contact::touching(&bodies, &[0], &statics, dt);
             contact::contact(&mut bodies, &statics, dt, &touching);
             body.advance_positions(dt);
         }
