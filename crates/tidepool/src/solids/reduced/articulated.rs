@@ -514,7 +514,8 @@ impl Articulated {
         let bindings: Bindings = (0..self.bodies.len())
             .map(|b| {
                 let shared: Vec<(usize, Real)> = shares.iter().enumerate().filter_map(|(i, s)| s.iter().find(|(sb, _)| *sb == b).map(|(_, w)| (i, *w))).collect();
-                shared.par_iter().map(|&(i, w)| (i, w, self.bodies[b].material_point(&points[i]))).collect()
+                let at: Vec<Vec3> = shared.iter().map(|&(i, _)| points[i]).collect();
+                shared.iter().zip(self.bodies[b].material_points(&at)).map(|(&(i, w), p)| (i, w, p)).collect()
             })
             .collect();
         let bindings = Arc::new(bindings);
