@@ -59,13 +59,85 @@ struct Skin {
 }
 
 /// A uniform grid over a mesh's bounding box listing the tetrahedra whose bounding boxes
-/// overlap each cell, with each tetrahedron's barycentric map.
+/// overlap each cell.
+#[derive(Clone, Debug)]
+struct Bins {
+    cell: Real,
+    dims: [usize; 3],
+    lists: Vec<Vec<u32>>,
+}
+
+impl Bins {
+    fn new(mesh: &TetMesh, origin: &Vec3, size: &Vec3, cell: Real) -> Self {
+        let dims = [0, 1, 2].map(|a| ((size[a] / cell).ceil() as usize).max(1));
+        let mut bins = Bins { cell, dims, lists: vec![Vec::new(); dims[0] * dims[1] * dims[2]] };
+        for (t, tet) in mesh.tets.iter().enumerate() {
+            let (a, b) = crate::geometry::bounds(tet.iter().map(|&v| mesh.vertices[v as usize])).expect("a tetrahedron has corners");
+            let (i0, i1) = (bins.index(origin, &a), bins.index(origin, &b));
+            for k in i0[2]..=i1[2] {
+                for j in i0[1]..=i1[1] {
+                    for i in i0[0]..=i1[0] {
+                        let at = bins.at([i, j, k]);
+                        bins.lists[at].push(t as u32);
+                    }
+                }
+            }
+        }
+        bins
+    }
+
+    /// These bins with each empty one listing instead the tetrahedra of the nearest shell of
+    /// bins around it that lists any (in shell order, each once).
+    fn reaching_out(&self) -> Self {
+        let dims = self.dims;
+        let nearest = |c: [usize; 3]| -> Vec<u32> {
+            for reach in 1..=dims.iter().max().copied().unwrap_or(1) {
+                let range = |a: usize| c[a].saturating_sub(reach)..=(c[a] + reach).min(dims[a] - 1);
+                let mut found: Vec<u32> = Vec::new();
+                for k in range(2) {
+                    for j in range(1) {
+                        for i in range(0) {
+                            if [i, j, k].iter().zip(&c).any(|(n, m)| n.abs_diff(*m) == reach) {
+                                found.extend(self.lists[self.at([i, j, k])].iter().filter(|t| !found.contains(t)).collect::<Vec<_>>());
+                            }
+                        }
+                    }
+                }
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+            Vec::new()
+        };
+        let cells = (0..dims[2]).flat_map(|k| (0..dims[1]).flat_map(move |j| (0..dims[0]).map(move |i| [i, j, k])));
+        let lists = cells.map(|c| if self.lists[self.at(c)].is_empty() { nearest(c) } else { self.lists[self.at(c)].clone() }).collect();
+        Bins { cell: self.cell, dims, lists }
+    }
+
+    fn index(&self, origin: &Vec3, x: &Vec3) -> [usize; 3] {
+        [0, 1, 2].map(|a| (((x[a] - origin[a]) / self.cell).floor().max(0.0) as usize).min(self.dims[a] - 1))
+    }
+
+    fn at(&self, c: [usize; 3]) -> usize {
+        c[0] + self.dims[0] * (c[1] + self.dims[1] * c[2])
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.lists.iter().map(|c| c.len() * 4 + std::mem::size_of::<Vec<u32>>()).sum()
+    }
+}
+
+/// The tetrahedra of a mesh binned twice over its bounding box — cells of about the mesh
+/// spacing to find the tetrahedron holding a point, cells twice that (an empty one listing
+/// those of the nearest that are not) to find the nearest outside the mesh — with each
+/// tetrahedron's barycentric map.
 #[derive(Clone, Debug)]
 struct TetLookup {
     origin: Vec3,
+    /// The coarse bins' cell (m).
     cell: Real,
-    dims: [usize; 3],
-    cells: Vec<Vec<u32>>,
+    fine: Bins,
+    coarse: Bins,
     /// Per tetrahedron: its first corner `p0` and the inverse of `[p1 - p0, p2 - p0, p3 - p0]`.
     maps: Vec<(Vec3, Mat3)>,
 }
@@ -73,20 +145,8 @@ struct TetLookup {
 impl TetLookup {
     fn new(mesh: &TetMesh) -> Self {
         let (lo, hi) = crate::geometry::bounds(mesh.vertices.iter().copied()).expect("a model's mesh has vertices");
-        let cell = (mesh.volume() / mesh.tets.len() as Real).cbrt() * 2.0;
-        let dims = [0, 1, 2].map(|a| (((hi[a] - lo[a]) / cell).ceil() as usize).max(1));
-        let mut cells = vec![Vec::new(); dims[0] * dims[1] * dims[2]];
-        for (t, tet) in mesh.tets.iter().enumerate() {
-            let (a, b) = crate::geometry::bounds(tet.iter().map(|&v| mesh.vertices[v as usize])).expect("a tetrahedron has corners");
-            let (i0, i1) = (Self::index(&lo, cell, &dims, &a), Self::index(&lo, cell, &dims, &b));
-            for k in i0[2]..=i1[2] {
-                for j in i0[1]..=i1[1] {
-                    for i in i0[0]..=i1[0] {
-                        cells[i + dims[0] * (j + dims[1] * k)].push(t as u32);
-                    }
-                }
-            }
-        }
+        let spacing = (mesh.volume() / mesh.tets.len() as Real).cbrt();
+        let (fine, coarse) = (Bins::new(mesh, &lo, &(hi - lo), spacing), Bins::new(mesh, &lo, &(hi - lo), 2.0 * spacing).reaching_out());
         let maps = mesh
             .tets
             .iter()
@@ -96,11 +156,7 @@ impl TetLookup {
                 (p[0], m.try_inverse().unwrap_or_else(Mat3::zeros))
             })
             .collect();
-        TetLookup { origin: lo, cell, dims, cells, maps }
-    }
-
-    fn index(origin: &Vec3, cell: Real, dims: &[usize; 3], x: &Vec3) -> [usize; 3] {
-        [0, 1, 2].map(|a| (((x[a] - origin[a]) / cell).floor().max(0.0) as usize).min(dims[a] - 1))
+        TetLookup { origin: lo, cell: coarse.cell, fine, coarse, maps }
     }
 
     /// Barycentric coordinates of `x` in tetrahedron `t`.
@@ -111,44 +167,25 @@ impl TetLookup {
     }
 
     /// The tetrahedron holding `x` (its index) and `x`'s barycentric coordinates in it, tried
-    /// first in tetrahedron `hint` (the first found where tetrahedra share `x`). Outside the mesh: the tetrahedron of `x`'s lookup cell (or
-    /// the nearest cell listing any) that `x` is least outside of, with the coordinates
-    /// extrapolated (some
-    /// negative), so that interpolation from the particles reproduces any affine field (a rigid
-    /// motion) exactly there too.
+    /// first in tetrahedron `hint`, then among those the fine bin at `x` lists (the first
+    /// found where tetrahedra share `x`). Outside the mesh: the tetrahedron of `x`'s coarse
+    /// bin (or of the nearest bins listing any) that `x` is least outside of, with the coordinates
+    /// extrapolated (some negative), so that interpolation from the particles reproduces any
+    /// affine field (a rigid motion) exactly there too.
     fn locate(&self, x: &Vec3, hint: Option<usize>) -> (usize, [Real; 4]) {
-        if let Some(t) = hint {
-            let w = self.barycentric(t, x);
-            if w.iter().all(|&v| v >= 0.0) {
-                return (t, w);
-            }
+        let holding = |t: usize| Some(self.barycentric(t, x)).filter(|w| w.iter().all(|&v| v >= 0.0)).map(|w| (t, w));
+        if let Some(found) = hint.and_then(holding) {
+            return found;
         }
-        let c = Self::index(&self.origin, self.cell, &self.dims, x);
+        if let Some(found) = self.fine.lists[self.fine.at(self.fine.index(&self.origin, x))].iter().find_map(|&t| holding(t as usize)) {
+            return found;
+        }
         let mut best: Option<(usize, [Real; 4], Real)> = None;
-        for reach in 0..=self.dims.iter().max().copied().unwrap_or(1) {
-            let range = |a: usize| c[a].saturating_sub(reach)..=(c[a] + reach).min(self.dims[a] - 1);
-            for k in range(2) {
-                for j in range(1) {
-                    for i in range(0) {
-                        let shell = [i, j, k].iter().zip(&c).any(|(n, m)| n.abs_diff(*m) == reach);
-                        if !shell {
-                            continue;
-                        }
-                        for &t in &self.cells[i + self.dims[0] * (j + self.dims[1] * k)] {
-                            let w = self.barycentric(t as usize, x);
-                            let outside = -w.iter().copied().fold(0.0, Real::min);
-                            if outside == 0.0 {
-                                return (t as usize, w);
-                            }
-                            if best.as_ref().is_none_or(|b| outside < b.2) {
-                                best = Some((t as usize, w, outside));
-                            }
-                        }
-                    }
-                }
-            }
-            if best.is_some() {
-                break;
+        for &t in &self.coarse.lists[self.coarse.at(self.coarse.index(&self.origin, x))] {
+            let w = self.barycentric(t as usize, x);
+            let outside = -w.iter().copied().fold(0.0, Real::min);
+            if best.as_ref().is_none_or(|b| outside < b.2) {
+                best = Some((t as usize, w, outside));
             }
         }
         let (t, w, _) = best.expect("a checked mesh has tetrahedra");
@@ -260,7 +297,8 @@ impl ReducedModel {
             + self.surface_particles.len() * 4
             + sampled
             + self.lookup.maps.len() * std::mem::size_of::<(Vec3, Mat3)>()
-            + self.lookup.cells.iter().map(|c| c.len() * 4 + std::mem::size_of::<Vec<u32>>()).sum::<usize>()
+            + self.lookup.fine.heap_bytes()
+            + self.lookup.coarse.heap_bytes()
             + self.skin.as_ref().map_or(0, |s| s.triangles.len() * 12 + s.vertices.len() * std::mem::size_of::<MaterialPoint>())
     }
 
@@ -1092,6 +1130,25 @@ mod tests {
         for v in faces.iter().flatten().take(20) {
             let d = body.signed_distance(&positions[*v as usize]);
             assert!(d.abs() < 1e-6, "surface particle {v} at distance {d}");
+        }
+    }
+
+    /// The lookup finds a tetrahedron holding each of 2000 random points of the mesh's box
+    /// that some tetrahedron holds (found by trying them all), and for every point, inside or
+    /// out, weights summing to one that give the point back from the corners to 1e-12.
+    #[test]
+    fn lookup_finds_the_tetrahedron_holding_a_point() {
+        let model = model(0);
+        let (mesh, lookup) = (&model.mesh, &model.lookup);
+        let (lo, hi) = crate::geometry::bounds(mesh.vertices.iter().copied()).unwrap();
+        let mut rng = SplitMix64::keyed(&[7]);
+        for _ in 0..2000 {
+            let x = lo + (hi - lo + Vec3::repeat(0.1)).component_mul(&Vec3::new(rng.next_unit(), rng.next_unit(), rng.next_unit())) - Vec3::repeat(0.05);
+            let held = (0..mesh.tets.len()).any(|t| lookup.barycentric(t, &x).iter().all(|&w| w >= 0.0));
+            let (t, w) = lookup.locate(&x, None);
+            assert!(!held || w.iter().all(|&w| w >= 0.0), "{x:?} is held by a tetrahedron, but located outside {t}: {w:?}");
+            let back: Vec3 = mesh.tets[t].iter().zip(w).map(|(v, w)| w * mesh.vertices[*v as usize]).sum();
+            assert!((back - x).norm() < 1e-12 && (w.iter().sum::<Real>() - 1.0).abs() < 1e-12, "{x:?}: weights {w:?} give {back:?}");
         }
     }
 
