@@ -64,26 +64,42 @@ struct Skin {
 struct Bins {
     cell: Real,
     dims: [usize; 3],
-    lists: Vec<Vec<u32>>,
+    /// Bin `b` lists `items[starts[b]..starts[b + 1]]`.
+    starts: Vec<u32>,
+    items: Vec<u32>,
 }
 
 impl Bins {
     fn new(mesh: &TetMesh, origin: &Vec3, size: &Vec3, cell: Real) -> Self {
         let dims = [0, 1, 2].map(|a| ((size[a] / cell).ceil() as usize).max(1));
-        let mut bins = Bins { cell, dims, lists: vec![Vec::new(); dims[0] * dims[1] * dims[2]] };
+        let empty = Bins { cell, dims, starts: vec![0; dims[0] * dims[1] * dims[2] + 1], items: Vec::new() };
+        let mut lists = vec![Vec::new(); dims[0] * dims[1] * dims[2]];
         for (t, tet) in mesh.tets.iter().enumerate() {
             let (a, b) = crate::geometry::bounds(tet.iter().map(|&v| mesh.vertices[v as usize])).expect("a tetrahedron has corners");
-            let (i0, i1) = (bins.index(origin, &a), bins.index(origin, &b));
+            let (i0, i1) = (empty.index(origin, &a), empty.index(origin, &b));
             for k in i0[2]..=i1[2] {
                 for j in i0[1]..=i1[1] {
                     for i in i0[0]..=i1[0] {
-                        let at = bins.at([i, j, k]);
-                        bins.lists[at].push(t as u32);
+                        lists[empty.at([i, j, k])].push(t as u32);
                     }
                 }
             }
         }
-        bins
+        empty.with_lists(lists)
+    }
+
+    /// These bins' lattice listing `lists`, one per bin.
+    fn with_lists(&self, lists: Vec<Vec<u32>>) -> Self {
+        let starts = std::iter::once(0).chain(lists.iter().scan(0, |end, l| {
+            *end += l.len() as u32;
+            Some(*end)
+        }));
+        Bins { cell: self.cell, dims: self.dims, starts: starts.collect(), items: lists.concat() }
+    }
+
+    fn list(&self, c: [usize; 3]) -> &[u32] {
+        let b = self.at(c);
+        &self.items[self.starts[b] as usize..self.starts[b + 1] as usize]
     }
 
     /// These bins with each empty one listing instead the tetrahedra of the nearest shell of
@@ -98,7 +114,7 @@ impl Bins {
                     for j in range(1) {
                         for i in range(0) {
                             if [i, j, k].iter().zip(&c).any(|(n, m)| n.abs_diff(*m) == reach) {
-                                found.extend(self.lists[self.at([i, j, k])].iter().filter(|t| !found.contains(t)).collect::<Vec<_>>());
+                                found.extend(self.list([i, j, k]).iter().filter(|t| !found.contains(t)).collect::<Vec<_>>());
                             }
                         }
                     }
@@ -110,8 +126,7 @@ impl Bins {
             Vec::new()
         };
         let cells = (0..dims[2]).flat_map(|k| (0..dims[1]).flat_map(move |j| (0..dims[0]).map(move |i| [i, j, k])));
-        let lists = cells.map(|c| if self.lists[self.at(c)].is_empty() { nearest(c) } else { self.lists[self.at(c)].clone() }).collect();
-        Bins { cell: self.cell, dims, lists }
+        self.with_lists(cells.map(|c| if self.list(c).is_empty() { nearest(c) } else { self.list(c).to_vec() }).collect())
     }
 
     fn index(&self, origin: &Vec3, x: &Vec3) -> [usize; 3] {
@@ -123,7 +138,7 @@ impl Bins {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.lists.iter().map(|c| c.len() * 4 + std::mem::size_of::<Vec<u32>>()).sum()
+        (self.starts.len() + self.items.len()) * 4
     }
 }
 
@@ -177,11 +192,11 @@ impl TetLookup {
         if let Some(found) = hint.and_then(holding) {
             return found;
         }
-        if let Some(found) = self.fine.lists[self.fine.at(self.fine.index(&self.origin, x))].iter().find_map(|&t| holding(t as usize)) {
+        if let Some(found) = self.fine.list(self.fine.index(&self.origin, x)).iter().find_map(|&t| holding(t as usize)) {
             return found;
         }
         let mut best: Option<(usize, [Real; 4], Real)> = None;
-        for &t in &self.coarse.lists[self.coarse.at(self.coarse.index(&self.origin, x))] {
+        for &t in self.coarse.list(self.coarse.index(&self.origin, x)) {
             let w = self.barycentric(t as usize, x);
             let outside = -w.iter().copied().fold(0.0, Real::min);
             if best.as_ref().is_none_or(|b| outside < b.2) {
