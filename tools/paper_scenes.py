@@ -14,7 +14,9 @@ from pathlib import Path
 STARFISH_TIME = (
     "# Time on 2 cores (2-core Xeon, 2026-11-27): 20 s a substep while the starfish fall, 2-4\n"
     "# substeps a frame (measured over the first frames; not yet run to the end), so an estimated\n"
-    "# 3-4 hours for the 6 s; 1.5 GB of memory."
+    "# 3-4 hours for the fall. Once they lie stacked, contact costs more: in starfish_rocks.toml\n"
+    "# at 42 cells a frame with the twelve stacked takes about 8 times one while they sink (12.7\n"
+    "# against 1.5 s), so plan on a night for the 6 s; 1.5 GB of memory."
 )
 TORI_TIME = (
     "# Time on 2 cores (2-core Xeon, 2026-11-27): 12 s a substep as the tori fall, 2-4 substeps a\n"
