@@ -70,6 +70,9 @@ fn explosions(loaded: &LoadedScene) -> Vec<Explosion> {
 pub fn rigid_body(b: &crate::scene::BodySetup, grid: &Grid) -> RigidBody {
     let material = Material { restitution: b.restitution, friction: b.friction };
     let mut body = RigidBody::new(&b.name, b.kind, &b.shape, b.density, material, 0.5 * grid.dx);
+    // Asked for at every point near it several times a substep, as the obstacles are: mesh
+    // and shell bodies are sampled at a quarter cell.
+    body.shape = body.shape.sampled(0.25 * grid.dx, grid.dx);
     body.orientation = b.orientation;
     body.damping = b.damping;
     match body.kind {
