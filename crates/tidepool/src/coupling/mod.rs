@@ -340,9 +340,7 @@ pub struct CoupledSystem<'a> {
     pressure: Stencil7,
     /// Sorted by solid.
     faces: Vec<CoupledFace>,
-    /// Per solid: the range of its coupled faces.
-    by_solid: Vec<std::ops::Range<usize>>,
-    /// Per solid: its block of `rho dx^3 J K J^T` on its faces.
+    /// Per solid: its block of `rho dx^3 J K J^T` on its faces (the range of them it holds).
     blocks: Vec<SolidBlock<'a>>,
     /// `rho dx^3`: the mass of liquid in one cell.
     cell_mass: Real,
@@ -578,14 +576,16 @@ fn assemble<'a>(
         let u = velocity.faces[f.axis].get(f.index[0], f.index[1], f.index[2]);
         -(u - solids[f.solid].velocity_at(&f.point)[f.axis])
     }));
-    let by_solid: Vec<std::ops::Range<usize>> = (0..solids.len()).map(|s| faces.partition_point(|f| f.solid < s)..faces.partition_point(|f| f.solid <= s)).collect();
     let cell_mass = density * grid.dx.powi(3);
     let blocks = solids
         .iter()
-        .zip(&by_solid)
-        .map(|(solid, range): (&&mut dyn CoupledSolid, &std::ops::Range<usize>)| SolidBlock::new(&**solid, range.clone(), &faces[range.clone()], cell_mass))
+        .enumerate()
+        .map(|(s, solid)| {
+            let range = faces.partition_point(|f| f.solid < s)..faces.partition_point(|f| f.solid <= s);
+            SolidBlock::new(&**solid, range.clone(), &faces[range], cell_mass)
+        })
         .collect();
-    let mut system = CoupledSystem { pressure, faces, by_solid, blocks, cell_mass, nullspace: Vec::new() };
+    let mut system = CoupledSystem { pressure, faces, blocks, cell_mass, nullspace: Vec::new() };
     // A region's uniform pressure is in the nullspace only if it pushes no solid as a whole
     // (a solid touching a wall or the region's edge is pushed): keep the candidates the
     // operator maps to nearly zero ([`NEARLY_NULL`]), and the pockets one solid closes off,
@@ -799,7 +799,8 @@ pub fn project(
         (info.iterations, info.relative_residual, info.converged)
     };
     lap(&mut seconds.iterations);
-    let CoupledSystem { faces, by_solid, cell_mass, .. } = system;
+    let CoupledSystem { faces, blocks, cell_mass, .. } = system;
+    let by_solid: Vec<_> = blocks.into_iter().map(SolidBlock::into_faces).collect();
     let mu = solution.split_off(grid.cell_count());
     let q = Array3::from_vec(grid.dims, solution);
     let mut valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &dual));
@@ -814,8 +815,7 @@ pub fn project(
         impulse_on_liquid += impulse;
         on_solids.push(-impulse);
     }
-    for (solid, range) in solids.iter_mut().zip(by_solid) {
-        let points: Vec<Vec3> = faces[range.clone()].iter().map(|f| f.point).collect();
+    for (solid, (range, points)) in solids.iter_mut().zip(by_solid) {
         solid.apply_impulses(&points, &on_solids[range]);
     }
     let to_pascal = 1.0 / to_scaled;

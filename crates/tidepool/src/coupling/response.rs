@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 /// One solid's block of the impulse unknowns, on the coupled faces `range`.
 pub(super) struct SolidBlock<'a> {
     solid: &'a dyn CoupledSolid,
-    pub range: Range<usize>,
+    range: Range<usize>,
     /// The faces' points and axes.
     points: Vec<Vec3>,
     axes: Vec<usize>,
@@ -85,6 +85,11 @@ impl<'a> SolidBlock<'a> {
         } else {
             y.iter_mut().zip(self.response(mu)).for_each(|(yi, c)| *yi += c);
         }
+    }
+
+    /// The range of the coupled faces and their points, the solid let go.
+    pub fn into_faces(self) -> (Range<usize>, Vec<Vec3>) {
+        (self.range, self.points)
     }
 
     /// The diagonal of `S`: each face's response to its own impulse alone.

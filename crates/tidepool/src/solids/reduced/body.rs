@@ -114,7 +114,11 @@ impl Bins {
                     for j in range(1) {
                         for i in range(0) {
                             if [i, j, k].iter().zip(&c).any(|(n, m)| n.abs_diff(*m) == reach) {
-                                found.extend(self.list([i, j, k]).iter().filter(|t| !found.contains(t)).collect::<Vec<_>>());
+                                for &t in self.list([i, j, k]) {
+                                    if !found.contains(&t) {
+                                        found.push(t);
+                                    }
+                                }
                             }
                         }
                     }
@@ -538,8 +542,12 @@ impl ReducedBody {
     /// The frame's angular velocity: the total angular momentum less the modes' share,
     /// through the current inertia.
     pub fn angular_velocity(&self) -> Vec3 {
-        let frame = self.frame();
-        frame.inverse_inertia * self.frame_momentum(&frame)
+        self.spin(&self.frame())
+    }
+
+    /// [`ReducedBody::angular_velocity`] from the frame quantities `frame` of the current state.
+    fn spin(&self, frame: &Frame) -> Vec3 {
+        frame.inverse_inertia * self.frame_momentum(frame)
     }
 
     /// Velocity of particle `i` (eq. 3) with the frame's angular velocity `omega`.
@@ -716,15 +724,18 @@ impl ReducedBody {
     /// The material points at `points` (their rest tetrahedra and weights), each searched for
     /// once while the body keeps its place and shape.
     pub fn material_points(&self, points: &[Vec3]) -> Vec<MaterialPoint> {
-        let state = (self.position, self.orientation, self.q.clone());
+        let current = |c: &CachedPoints| c.state.0 == self.position && c.state.1 == self.orientation && c.state.2 == self.q;
         let key = |x: &Vec3| [x.x.to_bits(), x.y.to_bits(), x.z.to_bits()];
         let known: Vec<Option<MaterialPoint>> = {
             let cache = self.cache.0.lock().unwrap_or_else(|e| e.into_inner());
-            match cache.as_ref().filter(|c| c.state == state) {
+            match cache.as_ref().filter(|c| current(c)) {
                 Some(c) => points.iter().map(|x| c.found.get(&key(x)).copied()).collect(),
                 None => vec![None; points.len()],
             }
         };
+        if known.iter().all(Option::is_some) {
+            return known.into_iter().flatten().collect();
+        }
         let material: Vec<MaterialPoint> = points
             .par_iter()
             .zip(&known)
@@ -736,9 +747,9 @@ impl ReducedBody {
             })
             .collect();
         let mut cache = self.cache.0.lock().unwrap_or_else(|e| e.into_inner());
-        let c = match cache.take().filter(|c| c.state == state) {
+        let c = match cache.take().filter(|c| current(c)) {
             Some(c) => cache.insert(c),
-            None => cache.insert(CachedPoints { state, found: Default::default() }),
+            None => cache.insert(CachedPoints { state: (self.position, self.orientation, self.q.clone()), found: Default::default() }),
         };
         for ((x, p), known) in points.iter().zip(&material).zip(known) {
             if known.is_none() {
@@ -760,7 +771,8 @@ impl ReducedBody {
 
     /// Velocity of material point `p`.
     pub fn velocity_of(&self, p: &MaterialPoint) -> Vec3 {
-        let (frame, omega) = (self.frame(), self.angular_velocity());
+        let frame = self.frame();
+        let omega = self.spin(&frame);
         p.tet.iter().zip(p.weights).map(|(v, w)| w * self.particle_velocity(&frame, &omega, *v as usize)).sum()
     }
 
