@@ -265,7 +265,7 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
     let mut iterations = 0;
     let mut solve = poisson::SolveSeconds::default();
     for _ in 0..substeps {
-        if let FluidStep::LevelSet { projection, timings } = crate::pipeline::step(world, dt).expect("stable").fluid {
+        if let FluidStep::LevelSet { projection, timings, .. } = crate::pipeline::step(world, dt).expect("stable").fluid {
             total.accumulate(&timings);
             iterations += projection.iterations;
             solve.accumulate(&projection.seconds);

@@ -42,6 +42,10 @@ pub struct LevelSetTotals {
     pub pressure_residual: Real,
     /// Whether every pressure solve of the frame met its tolerance.
     pub pressure_converged: bool,
+    /// Iterations of the viscous solves (three components) summed over the frame's substeps.
+    pub viscosity_iterations: usize,
+    /// Whether every viscous solve of the frame met its tolerance.
+    pub viscosity_converged: bool,
     /// Seconds per phase summed over the frame's substeps.
     #[serde(rename = "phase_seconds")]
     pub timings: PhaseTimings,
@@ -49,7 +53,14 @@ pub struct LevelSetTotals {
 
 impl Default for LevelSetTotals {
     fn default() -> Self {
-        LevelSetTotals { pressure_iterations: 0, pressure_residual: 0.0, pressure_converged: true, timings: PhaseTimings::default() }
+        LevelSetTotals {
+            pressure_iterations: 0,
+            pressure_residual: 0.0,
+            pressure_converged: true,
+            viscosity_iterations: 0,
+            viscosity_converged: true,
+            timings: PhaseTimings::default(),
+        }
     }
 }
 
@@ -77,7 +88,9 @@ impl FluidTotals {
     /// Adds one substep.
     pub fn add(&mut self, step: &FluidStep) {
         match (self, step) {
-            (FluidTotals::LevelSet(t), FluidStep::LevelSet { projection, timings }) => {
+            (FluidTotals::LevelSet(t), FluidStep::LevelSet { viscosity, projection, timings }) => {
+                t.viscosity_iterations += viscosity.iterations;
+                t.viscosity_converged &= viscosity.converged;
                 t.pressure_iterations += projection.iterations;
                 t.pressure_residual = t.pressure_residual.max(projection.residual);
                 t.pressure_converged &= projection.converged;
@@ -92,8 +105,10 @@ impl FluidTotals {
     pub fn unconverged(&self) -> Option<&'static str> {
         match self {
             FluidTotals::LevelSet(t) if !t.pressure_converged => Some("pressure solve"),
+            FluidTotals::LevelSet(t) if !t.viscosity_converged => Some("viscous solve"),
             FluidTotals::Flip(t) if !t.converged => Some("velocity solve"),
             FluidTotals::Flip(t) if !t.correction_converged => Some("density correction"),
+            FluidTotals::Flip(t) if !t.viscosity_converged => Some("viscous solve"),
             _ => None,
         }
     }

@@ -12,7 +12,8 @@
 //! 3. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
 //! 4. sources: emitter regions become liquid with the emitter velocity;
 //! 5. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies (from their
-//!    time-n velocities after collisions);
+//!    time-n velocities after collisions); a viscous liquid's velocity then diffuses
+//!    implicitly over the step ([`crate::fluids::viscosity`]);
 //! 6. the coupled projection at the new positions (ghost-fluid free surface, cut-cell
 //!    obstacles, bodies through their dual cells: see [`crate::coupling`]) gives `u^{n+1}` and
 //!    `v^{n+1}`; contact on `v^{n+1}` for the bodies that touch, and where any did, the liquid
@@ -29,6 +30,7 @@
 use crate::coupling::poisson::ProjectionReport;
 use crate::coupling::{Contacts, TrialLiquid};
 use crate::fluids::flip::{FlipLiquid, FlipTimings, SolveReport};
+use crate::fluids::viscosity::DiffusionReport;
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::math::{Real, Vec3};
 use crate::solids::contact;
@@ -46,6 +48,8 @@ pub struct PhaseTimings {
     pub velocity_advection: f64,
     /// Sources and gravity.
     pub forces: f64,
+    /// The viscous solve (zero for an inviscid liquid).
+    pub viscosity: f64,
     /// The coupled solve of the velocity update (assembly, solve, velocity update), and the
     /// liquid's re-projection after contact.
     pub projection: f64,
@@ -62,6 +66,7 @@ impl PhaseTimings {
         self.surface += other.surface;
         self.velocity_advection += other.velocity_advection;
         self.forces += other.forces;
+        self.viscosity += other.viscosity;
         self.projection += other.projection;
         self.extrapolation += other.extrapolation;
         self.bodies += other.bodies;
@@ -69,15 +74,15 @@ impl PhaseTimings {
 
     /// Total of all phases.
     pub fn total(&self) -> f64 {
-        self.surface + self.velocity_advection + self.forces + self.projection + self.extrapolation + self.bodies
+        self.surface + self.velocity_advection + self.forces + self.viscosity + self.projection + self.extrapolation + self.bodies
     }
 }
 
 /// What the fluid's phases did in one substep.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FluidStep {
-    /// The level-set liquid's pressure solve and phase timings.
-    LevelSet { projection: ProjectionReport, timings: PhaseTimings },
+    /// The level-set liquid's viscous and pressure solves and phase timings.
+    LevelSet { viscosity: DiffusionReport, projection: ProjectionReport, timings: PhaseTimings },
     /// FLIP's solves and phase timings.
     Flip { solve: SolveReport, timings: FlipTimings },
     /// One automaton step of the surface flow.
@@ -236,6 +241,8 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
         solid.predict_velocities(dt, &gravity, clock.time);
     }
     lap(&mut timings.forces);
+    let viscosity = f.liquid.apply_viscosity(&grid, &f.statics, dt);
+    lap(&mut timings.viscosity);
     let (mut valid, coupling) = f.liquid.project(&grid, &f.statics, dt, &mut solids.coupled_mut());
     let mut impulse_on_liquid = coupling.impulse_on_liquid;
     lap(&mut timings.projection);
@@ -249,5 +256,5 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     let layers = settings.cfl.ceil() as usize + 4;
     f.liquid.extend_velocity(&grid, &f.statics, valid, layers);
     lap(&mut timings.extrapolation);
-    Ok(StepReport { dt, impulse_on_liquid, fluid: FluidStep::LevelSet { projection: f.liquid.last_projection, timings } })
+    Ok(StepReport { dt, impulse_on_liquid, fluid: FluidStep::LevelSet { viscosity, projection: f.liquid.last_projection, timings } })
 }

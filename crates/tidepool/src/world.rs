@@ -4,6 +4,7 @@ use crate::error::SceneError;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
 use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
+use crate::fluids::viscosity::Viscosity;
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
@@ -40,6 +41,12 @@ fn surface_flow(s: &SurfaceSetup) -> SurfaceFlow {
     flow
 }
 
+/// The liquid's viscosity as the solves take it (kinematic; its solve stops as the pressure's).
+fn viscosity(liquid: &crate::scene::schema::Liquid) -> Viscosity {
+    let solve = PcgParams { tolerance: liquid.pressure_tolerance, max_iterations: liquid.pressure_max_iterations as usize };
+    Viscosity { kinematic: liquid.viscosity / liquid.density, slip: liquid.slip, solve }
+}
+
 /// The FLIP settings of a scene.
 pub fn flip_params(loaded: &LoadedScene) -> FlipParams {
     let scene = &loaded.scene;
@@ -54,6 +61,7 @@ pub fn flip_params(loaded: &LoadedScene) -> FlipParams {
         preconditioner: liquid.pressure_preconditioner,
         density_correction: flip.density_correction,
         suction_depth: flip.suction_depth as usize,
+        viscosity: viscosity(liquid),
         seed: scene.simulation.seed,
         moves_bodies: loaded.bodies.iter().any(|b| b.kind == BodyKind::Dynamic || b.reduced.is_some()),
         up: scene.simulation.settings().up(),
@@ -161,6 +169,7 @@ impl World {
                     advection: l.advection,
                     pressure: PcgParams { tolerance: l.pressure_tolerance, max_iterations: l.pressure_max_iterations as usize },
                     preconditioner: l.pressure_preconditioner,
+                    viscosity: viscosity(l),
                     particles_per_cell: l.particles_per_cell as usize,
                     reseed_every: l.reseed_every as u64,
                     seed: scene.simulation.seed,

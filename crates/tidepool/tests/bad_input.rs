@@ -37,6 +37,8 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("unknown shape", format!("{HEAD}\n[[liquid.region]]\nshape.cone = {{ radius = 1.0 }}\n"), Some(10), "unknown variant `cone`"),
         ("unknown boundary", HEAD.replace("resolution = 8", "resolution = 8\nboundary = { y_max = \"sticky\" }"), Some(8), "unknown variant `sticky`"),
         ("source ends first", format!("{HEAD}\n[[liquid.source]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nstart = 1.0\nend = 0.5\n"), Some(12), "end time after the start"),
+        ("negative viscosity", format!("{HEAD}\n[liquid]\nviscosity = -1.0\n"), Some(10), "dynamic viscosity in Pa s"),
+        ("unknown slip", format!("{HEAD}\n[liquid]\nviscosity = 1.0\nslip = \"sticky\"\n"), Some(11), "unknown variant `sticky`"),
         ("camera fov", format!("{HEAD}\n[output]\ncamera = {{ fov = 0.0 }}\n"), Some(10), "field of view"),
         ("tracer spacing", format!("{HEAD}\n[[tracers]]\nshape.box = {{ min = [0.1, 0.1, 0.1], max = [0.5, 0.5, 0.5] }}\nspacing = -0.01\n"), Some(11), "positive spacing"),
         ("tracers too many", format!("{HEAD}\n[[tracers]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }}\nspacing = 1e-4\n"), Some(11), "more than 1e7"),

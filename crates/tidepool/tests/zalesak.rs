@@ -2,6 +2,7 @@
 //! once around by a prescribed velocity field.
 
 use tidepool::fluids::eulerian::{LevelSetLiquid, LiquidParams};
+use tidepool::fluids::viscosity::{Slip, Viscosity};
 use tidepool::geometry::Shape;
 use tidepool::grid::advection::AdvectionScheme;
 use tidepool::grid::level_set::volume_inside;
@@ -35,6 +36,7 @@ fn one_turn(n: usize, slotted: bool) -> Real {
         advection: AdvectionScheme::MacCormack,
         pressure: PcgParams { tolerance: 1e-6, max_iterations: 100 },
         preconditioner: Default::default(),
+        viscosity: Viscosity { kinematic: 0.0, slip: Slip::NoSlip, solve: PcgParams { tolerance: 1e-6, max_iterations: 100 } },
         particles_per_cell: 16,
         reseed_every: 10,
         seed: 1,

@@ -5,6 +5,7 @@
 pub mod eulerian;
 pub mod flip;
 pub mod lattice;
+pub mod viscosity;
 
 use crate::grid::advection::advect_points;
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};

@@ -141,6 +141,13 @@ pub struct Liquid {
     /// Preconditioner of the pressure solve: `mic0` or `multigrid`.
     #[serde(default)]
     pub pressure_preconditioner: crate::coupling::PressurePreconditioner,
+    /// Dynamic viscosity (Pa s): 0 is inviscid (water is about 0.001, olive oil 0.08, honey
+    /// about 10). Solved implicitly, so any value is stable.
+    #[serde(default)]
+    pub viscosity: f64,
+    /// How a viscous liquid meets walls and obstacles: `no-slip` (it sticks) or `free-slip`.
+    #[serde(default)]
+    pub slip: crate::fluids::viscosity::Slip,
     /// Marker particles per cell near the surface (0 turns the particle correction off).
     #[serde(default = "default_particles_per_cell")]
     pub particles_per_cell: u32,
@@ -168,6 +175,8 @@ impl Default for Liquid {
             pressure_tolerance: default_pressure_tolerance(),
             pressure_max_iterations: default_pressure_max_iterations(),
             pressure_preconditioner: Default::default(),
+            viscosity: 0.0,
+            slip: Default::default(),
             particles_per_cell: default_particles_per_cell(),
             reseed_every: default_reseed_every(),
             volume_correction: true,

@@ -285,6 +285,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     cx.check((1..=100_000).contains(&liquid.pressure_max_iterations), "liquid.pressure_max_iterations", || {
         format!("expected 1 to 100000 iterations, got {}", liquid.pressure_max_iterations)
     })?;
+    cx.within(liquid.viscosity, 0.0, 1e6, "liquid.viscosity", "a dynamic viscosity in Pa s (water 0.001, honey about 10)")?;
     cx.check(liquid.reseed_every >= 1, "liquid.reseed_every", || "expected at least 1 substep".into())?;
     cx.check(liquid.particles_per_cell <= 512, "liquid.particles_per_cell", || format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell))?;
 

@@ -8,6 +8,7 @@ pub mod particles;
 
 use crate::coupling::poisson::ProjectionReport;
 use crate::coupling::{self, Contacts, CouplingReport, FluidView, TrialLiquid};
+use crate::fluids::viscosity::{self, DiffusionReport, Viscosity};
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
 use crate::grid::extrapolate::extrapolate;
@@ -35,6 +36,8 @@ pub struct LiquidParams {
     pub pressure: PcgParams,
     /// The preconditioner of the pressure solve.
     pub preconditioner: crate::coupling::PressurePreconditioner,
+    /// Viscosity (off where its kinematic viscosity is 0).
+    pub viscosity: Viscosity,
     /// Marker particles per band cell (0: plain level set).
     pub particles_per_cell: usize,
     /// Substeps between reseedings.
@@ -227,6 +230,17 @@ impl LevelSetLiquid {
                 self.velocity.faces[a].as_mut_slice().par_iter_mut().for_each(|u| *u += dv);
             }
         }
+    }
+
+    /// Viscous diffusion of the velocity over `dt` on the faces that carry liquid
+    /// ([`viscosity::diffuse`]); nothing for an inviscid liquid.
+    pub fn apply_viscosity(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real) -> DiffusionReport {
+        let params = self.params.viscosity;
+        if !params.is_on() {
+            return DiffusionReport::default();
+        }
+        let liquid = viscosity::liquid_faces(grid, &self.phi, solids, self.solids_with_bodies.as_ref());
+        viscosity::diffuse(grid, solids, &liquid, &params, dt, &mut self.velocity.faces)
     }
 
     /// Liquid volume outside obstacles (m^3).

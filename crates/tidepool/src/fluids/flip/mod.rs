@@ -27,6 +27,7 @@ pub mod surface;
 
 use crate::coupling::{self, Contacts, FluidView, TrialLiquid};
 use crate::fluids::eulerian::{LiquidSource, LiquidSurface, VOLUME_BAND};
+use crate::fluids::viscosity::{self, DiffusionReport, Viscosity};
 use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
 use crate::math::{Real, SplitMix64, Vec3};
 use crate::settings::Settings;
@@ -102,6 +103,8 @@ pub struct FlipParams {
     /// Whether dynamic bodies float in the liquid: the velocity solve is then the monolithic
     /// one with them in either mode.
     pub moves_bodies: bool,
+    /// Viscosity (off where its kinematic viscosity is 0).
+    pub viscosity: Viscosity,
     /// The unit vector against gravity (the coupled solve continues the surface level through
     /// bodies along it).
     pub up: Vec3,
@@ -128,6 +131,8 @@ pub struct SolveReport {
     /// Largest `(rho_c - rho_max) / rho_0` before and after the density correction.
     pub excess_before: Real,
     pub excess_after: Real,
+    /// The viscous solve.
+    pub viscosity: DiffusionReport,
 }
 
 /// Wall-clock seconds of one substep's phases.
@@ -165,6 +170,9 @@ pub struct FlipTotals {
     /// Steps of the density corrections, and whether all met the tolerance.
     pub correction_iterations: usize,
     pub correction_converged: bool,
+    /// Iterations of the viscous solves (three components), and whether all met the tolerance.
+    pub viscosity_iterations: usize,
+    pub viscosity_converged: bool,
     /// Pressure unknowns and the active set (zero-pressure unknowns) of the last substep.
     pub unknowns: usize,
     #[serde(rename = "active_set")]
@@ -183,6 +191,8 @@ impl Default for FlipTotals {
             converged: true,
             correction_iterations: 0,
             correction_converged: true,
+            viscosity_iterations: 0,
+            viscosity_converged: true,
             unknowns: 0,
             active: 0,
             excess_after_correction: 0.0,
@@ -198,6 +208,8 @@ impl FlipTotals {
         self.converged &= last.converged;
         self.correction_iterations += last.correction_iterations;
         self.correction_converged &= last.correction_converged;
+        self.viscosity_iterations += last.viscosity.iterations;
+        self.viscosity_converged &= last.viscosity.converged;
         self.active = last.active;
         self.unknowns = last.unknowns;
         self.excess_after_correction = self.excess_after_correction.max(last.excess_after);
@@ -657,6 +669,11 @@ impl FlipLiquid {
             });
         }
         self.solid_face_velocities(bodies, &mut sub.u);
+        if self.params.viscosity.is_on() {
+            let (statics, fraction) = (&self.statics, &self.face_fraction);
+            let liquid = [0, 1, 2].map(|a| sub.marked[a].par_map(|i, j, k, m| m && statics.face_open[a].get(i, j, k) > 0.0 && fraction[a].get(i, j, k) > 0.0));
+            self.last.viscosity = viscosity::diffuse(&self.grid, statics, &liquid, &self.params.viscosity, dt, &mut sub.u);
+        }
         sub.timings.solve += stopwatch.elapsed().as_secs_f64();
     }
 
