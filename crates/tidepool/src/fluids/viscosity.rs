@@ -27,7 +27,7 @@ use crate::grid::{Array3, Grid, Location};
 use crate::math::Real;
 use crate::solids::{Boundary, StaticSolids};
 use rayon::prelude::*;
-use tidepool_linalg::{pcg, Mic0, PcgInfo, PcgParams, Stencil7};
+use tidepool_linalg::{pcg, Mic0, PcgParams, Stencil7};
 
 /// A wall nearer a face than this share of a cell is taken this far (bounds the diagonal).
 const WALL_THETA_MIN: Real = 0.1;
@@ -97,7 +97,7 @@ pub fn diffuse(grid: &Grid, statics: &StaticSolids, liquid: &[Array3<bool>; 3], 
         let matrix = assemble(grid, statics, a, &liquid[a], viscosity.slip, alpha);
         let b: Vec<Real> = u[a].as_slice().iter().zip(liquid[a].as_slice()).map(|(&u, &l)| if l { u } else { 0.0 }).collect();
         let mut x = b.clone();
-        let info: PcgInfo = pcg(&matrix, &Mic0::new(&matrix), &b, &mut x, viscosity.solve);
+        let info = pcg(&matrix, &Mic0::new(&matrix), &b, &mut x, viscosity.solve);
         report.iterations += info.iterations;
         report.converged &= info.converged;
         u[a].as_mut_slice().par_iter_mut().zip(x.par_iter()).zip(liquid[a].as_slice().par_iter()).for_each(|((u, x), &l)| {
@@ -109,9 +109,20 @@ pub fn diffuse(grid: &Grid, statics: &StaticSolids, liquid: &[Array3<bool>; 3], 
     report
 }
 
+/// The faces on one axis as the viscous Laplacian sees them.
+struct AxisFaces<'a> {
+    grid: &'a Grid,
+    statics: &'a StaticSolids,
+    /// The axis.
+    a: usize,
+    /// Which of its faces carry liquid.
+    liquid: &'a Array3<bool>,
+    slip: Slip,
+}
+
 /// The matrix `I - alpha L` over the liquid faces on axis `a` (rows of other faces inactive).
 fn assemble(grid: &Grid, statics: &StaticSolids, a: usize, liquid: &Array3<bool>, slip: Slip, alpha: Real) -> Stencil7 {
-    let dims = liquid.dims();
+    let faces = AxisFaces { grid, statics, a, liquid, slip };
     let rows: Vec<(Real, [Real; 3])> = (0..liquid.as_slice().len())
         .into_par_iter()
         .map(|c| {
@@ -122,7 +133,7 @@ fn assemble(grid: &Grid, statics: &StaticSolids, a: usize, liquid: &Array3<bool>
             let (mut diag, mut plus) = (1.0, [0.0; 3]);
             for b in 0..3 {
                 for up in [false, true] {
-                    match link(grid, statics, a, liquid, slip, face, b, up) {
+                    match faces.link(face, b, up) {
                         Link::Liquid => {
                             diag += alpha;
                             if up {
@@ -137,7 +148,7 @@ fn assemble(grid: &Grid, statics: &StaticSolids, a: usize, liquid: &Array3<bool>
             (diag, plus)
         })
         .collect();
-    let mut matrix = Stencil7::zeros(dims);
+    let mut matrix = Stencil7::zeros(liquid.dims());
     for (c, (diag, plus)) in rows.into_iter().enumerate() {
         matrix.diag[c] = diag;
         for b in 0..3 {
@@ -147,31 +158,31 @@ fn assemble(grid: &Grid, statics: &StaticSolids, a: usize, liquid: &Array3<bool>
     matrix
 }
 
-/// The link from liquid face `face` on axis `a` to its neighbour along `b` (towards `+b` when
-/// `up`).
-#[allow(clippy::too_many_arguments)]
-fn link(grid: &Grid, statics: &StaticSolids, a: usize, liquid: &Array3<bool>, slip: Slip, face: [usize; 3], b: usize, up: bool) -> Link {
-    let dims = liquid.dims();
-    let beyond = if up { face[b] + 1 >= dims[b] } else { face[b] == 0 };
-    if beyond {
-        // Only across a side parallel to the axis: a face on a side of its own axis is liquid
-        // only where that side is open, and nothing lies beyond it.
-        let wall = b != a && statics.boundaries[b][up as usize] == Boundary::Wall;
-        return if wall && slip == Slip::NoSlip { Link::Wall(0.5) } else { Link::Free };
-    }
-    let mut other = face;
-    other[b] = if up { face[b] + 1 } else { face[b] - 1 };
-    if liquid.get(other[0], other[1], other[2]) {
-        return Link::Liquid;
-    }
-    if statics.face_open[a].get(other[0], other[1], other[2]) > 0.0 || (b != a && slip == Slip::FreeSlip) {
-        return Link::Free;
-    }
-    // A closed face: on a domain side of its own axis (a cell away), or at an obstacle, whose
-    // surface cuts the link where the obstacles' distance crosses zero.
-    match (obstacle_distance(grid, statics, a, other), obstacle_distance(grid, statics, a, face)) {
-        (Some(inside), Some(outside)) if inside < 0.0 && outside > 0.0 => Link::Wall((outside / (outside - inside)).clamp(WALL_THETA_MIN, 1.0)),
-        _ => Link::Wall(1.0),
+impl AxisFaces<'_> {
+    /// The link from liquid face `face` to its neighbour along `b` (towards `+b` when `up`).
+    fn link(&self, face: [usize; 3], b: usize, up: bool) -> Link {
+        let (a, dims) = (self.a, self.liquid.dims());
+        let beyond = if up { face[b] + 1 >= dims[b] } else { face[b] == 0 };
+        if beyond {
+            // Only across a side parallel to the axis: a face on a side of its own axis is
+            // liquid only where that side is open, and nothing lies beyond it.
+            let wall = b != a && self.statics.boundaries[b][up as usize] == Boundary::Wall;
+            return if wall && self.slip == Slip::NoSlip { Link::Wall(0.5) } else { Link::Free };
+        }
+        let mut other = face;
+        other[b] = if up { face[b] + 1 } else { face[b] - 1 };
+        if self.liquid.get(other[0], other[1], other[2]) {
+            return Link::Liquid;
+        }
+        if self.statics.face_open[a].get(other[0], other[1], other[2]) > 0.0 || (b != a && self.slip == Slip::FreeSlip) {
+            return Link::Free;
+        }
+        // A closed face: on a domain side of its own axis (a cell away), or at an obstacle,
+        // whose surface cuts the link where the obstacles' distance crosses zero.
+        match (obstacle_distance(self.grid, self.statics, a, other), obstacle_distance(self.grid, self.statics, a, face)) {
+            (Some(inside), Some(outside)) if inside < 0.0 && outside > 0.0 => Link::Wall((outside / (outside - inside)).clamp(WALL_THETA_MIN, 1.0)),
+            _ => Link::Wall(1.0),
+        }
     }
 }
 
