@@ -42,7 +42,7 @@ pub struct LevelSetTotals {
     pub pressure_residual: Real,
     /// Whether every pressure solve of the frame met its tolerance.
     pub pressure_converged: bool,
-    /// Iterations of the viscous solves (three components) summed over the frame's substeps.
+    /// Iterations of the viscous solves summed over the frame's substeps.
     pub viscosity_iterations: usize,
     /// Whether every viscous solve of the frame met its tolerance.
     pub viscosity_converged: bool,

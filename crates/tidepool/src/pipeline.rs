@@ -12,15 +12,18 @@
 //! 3. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
 //! 4. sources: emitter regions become liquid with the emitter velocity;
 //! 5. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies (from their
-//!    time-n velocities after collisions); a viscous liquid's velocity then diffuses
-//!    implicitly over the step ([`crate::fluids::viscosity`]);
+//!    time-n velocities after collisions);
 //! 6. the coupled projection at the new positions (ghost-fluid free surface, cut-cell
 //!    obstacles, bodies through their dual cells: see [`crate::coupling`]) gives `u^{n+1}` and
-//!    `v^{n+1}`; contact on `v^{n+1}` for the bodies that touch, and where any did, the liquid
-//!    is projected again with the bodies held along the normals of their contact points and
-//!    free along every other direction, so the liquid moves with a body the floor has stopped
-//!    and the other bodies take their share of that (held wholly, floating bodies kept the pull
-//!    of a liquid that ran after a body the floor then stopped, and sank); velocity extension;
+//!    `v^{n+1}` (a viscous liquid's projected velocity then diffuses implicitly with the bodies,
+//!    [`crate::fluids::viscosity`], and is projected again, Shinar sec. 4.3.2: diffusing the
+//!    unprojected velocity, which still carries the step's gravity, let a ball sink several
+//!    times faster than Stokes' law, the faster the longer the substep); contact on `v^{n+1}`
+//!    for the bodies that touch, and where any did, the liquid is projected again with the
+//!    bodies held along the normals of their contact points and free along every other
+//!    direction, so the liquid moves with a body the floor has stopped and the other bodies
+//!    take their share of that (held wholly, floating bodies kept the pull of a liquid that ran
+//!    after a body the floor then stopped, and sank); velocity extension;
 //! 7. the world's health check ([`World::check`]): a non-finite value or a speed above
 //!    `simulation.max_speed` anywhere is a blow-up.
 //!
@@ -207,7 +210,13 @@ fn flip_step(f: &mut FlipLiquid, solids: &mut Solids, settings: &Settings, clock
     for solid in solids.iter_mut() {
         solid.predict_velocities(dt, &gravity, clock.time);
     }
-    let mut impulse_on_liquid = f.project(&mut sub, dt, &mut solids.coupled_mut());
+    let mut impulse_on_liquid = Vec3::zeros();
+    if f.params.viscosity.is_on() {
+        // As for the level-set liquid: projected, diffused, projected again.
+        impulse_on_liquid += f.project(&mut sub, dt, &mut solids.coupled_mut());
+        impulse_on_liquid += f.apply_viscosity(&mut sub, dt, &mut solids.coupled_mut());
+    }
+    impulse_on_liquid += f.project(&mut sub, dt, &mut solids.coupled_mut());
     if let Some(contacts) = contact_all(solids, dt) {
         impulse_on_liquid += f.project_held(&mut sub, dt, &mut solids.coupled_mut(), &contacts);
     }
@@ -241,10 +250,20 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
         solid.predict_velocities(dt, &gravity, clock.time);
     }
     lap(&mut timings.forces);
-    let viscosity = f.liquid.apply_viscosity(&grid, &f.statics, dt);
-    lap(&mut timings.viscosity);
-    let (mut valid, coupling) = f.liquid.project(&grid, &f.statics, dt, &mut solids.coupled_mut());
-    let mut impulse_on_liquid = coupling.impulse_on_liquid;
+    let mut impulse_on_liquid = Vec3::zeros();
+    let mut viscosity = DiffusionReport::default();
+    let (mut valid, coupling) = if f.liquid.params.viscosity.is_on() {
+        // Shinar sec. 4.3.2: the projected velocity diffuses, and is projected again.
+        impulse_on_liquid += f.liquid.project(&grid, &f.statics, dt, &mut solids.coupled_mut()).1.impulse_on_liquid;
+        lap(&mut timings.projection);
+        viscosity = f.liquid.apply_viscosity(&grid, &f.statics, dt, &mut solids.coupled_mut());
+        impulse_on_liquid += viscosity.impulse_on_liquid;
+        lap(&mut timings.viscosity);
+        f.liquid.reproject(&grid, &f.statics, dt, &mut solids.coupled_mut())
+    } else {
+        f.liquid.project(&grid, &f.statics, dt, &mut solids.coupled_mut())
+    };
+    impulse_on_liquid += coupling.impulse_on_liquid;
     lap(&mut timings.projection);
     if let Some(contacts) = contact_all(solids, dt) {
         lap(&mut timings.bodies);

@@ -44,7 +44,7 @@ fn surface_flow(s: &SurfaceSetup) -> SurfaceFlow {
 /// The liquid's viscosity as the solves take it (kinematic; its solve stops as the pressure's).
 fn viscosity(liquid: &crate::scene::schema::Liquid) -> Viscosity {
     let solve = PcgParams { tolerance: liquid.pressure_tolerance, max_iterations: liquid.pressure_max_iterations as usize };
-    Viscosity { kinematic: liquid.viscosity / liquid.density, slip: liquid.slip, solve }
+    Viscosity { kinematic: liquid.viscosity / liquid.density, density: liquid.density, slip: liquid.slip, solve }
 }
 
 /// The FLIP settings of a scene.

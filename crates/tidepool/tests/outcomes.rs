@@ -242,9 +242,9 @@ fn dam_break_fronts(viscosity: &str, frames: u32) -> Vec<(Real, Real)> {
 
 /// `viscous_dam_break.toml`: the viscous column sags where water runs. After a second the water
 /// has run more than 1.2 m along the floor (measured 1.59 m, to the far wall); the liquid of
-/// 500 Pa s has spread less than a third as far (measured 0.16 m), yet it flows: its front
-/// moves more than two cells (measured five). Its volume stays within 2% of the start
-/// (measured 0.04%).
+/// 500 Pa s has spread less than a third as far (measured 0.125 m), yet it flows: its front
+/// moves more than two cells (measured four). Its volume stays within 2% of the start
+/// (measured 0.03%).
 #[test]
 fn viscous_dam_break_sags_where_water_runs() {
     let water = dam_break_fronts("viscosity = 0.0", 24);

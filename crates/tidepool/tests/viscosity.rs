@@ -79,3 +79,39 @@ fn a_vortex_decays_at_the_viscous_rate() {
         assert!(((viscous - inviscid) / expected - 1.0).abs() < tolerance, "{method}: the vortex's energy decays at {viscous} /s, inviscid {inviscid} /s, analytic {expected} /s");
     }
 }
+
+/// Haberman and Sayre's (1958) wall factor for a sphere of diameter `d` on the axis of a
+/// cylinder of diameter `d / lambda`: Stokes' drag is multiplied by it.
+fn wall_factor(lambda: Real) -> Real {
+    (1.0 - 0.75857 * lambda.powi(5)) / (1.0 - 2.1050 * lambda + 2.0865 * lambda.powi(3) - 1.7068 * lambda.powi(5) + 0.72603 * lambda.powi(6))
+}
+
+/// Stokes' law: a ball (radius 4 cm, 2000 kg/m^3, four cells) sinking through a liquid of 50 Pa
+/// s at 1000 kg/m^3 down the middle of a square tank 0.4 m wide (1 cm cells) settles at
+/// `U = 2 (rho_s - rho) g R^2 / (9 mu) / K` (`Re = 2 U R / nu` about 0.07), the wall factor `K`
+/// of the square between those of the cylinders inscribed in it and around it (1.41 to 1.68):
+/// its mean speed over the second half second lies between the two (measured 0.0460 m/s, for
+/// 0.0415 to 0.0494; Stokes' law without walls 0.0698). The liquid sticks to the ball and the
+/// ball takes the liquid's viscous pull in the same solve; before, the ball was a slip surface
+/// to the viscous solve and sank at 0.3 m/s.
+#[test]
+fn a_ball_sinks_through_a_viscous_liquid_at_stokes_speed() {
+    let (r, mu, density, g) = (0.04, 50.0, 2000.0, 9.81);
+    let loaded = common::load(
+        "[simulation]\nframes = 24\nfps = 24\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.4, 0.6, 0.4]\nresolution = 40\n[liquid]\nviscosity = 50.0\n\
+         [[liquid.region]]\nshape.box = { min = [-1.0, -1.0, -1.0], max = [2.0, 0.55, 2.0] }\n\
+         [[body]]\nname = \"ball\"\nshape.sphere = { center = [0.2, 0.4, 0.2], radius = 0.04 }\ndensity = 2000.0\n",
+    );
+    let mut speeds = Vec::new();
+    common::each_frame(&loaded, 24, |world, record| {
+        if record.frame > 12 {
+            speeds.push(-world.solids.rigid[0].velocity.y);
+        }
+    });
+    let speed = speeds.iter().sum::<Real>() / speeds.len() as Real;
+    let stokes = 2.0 * (density - 1000.0) * g * r * r / (9.0 * mu);
+    let (fastest, slowest) = (stokes / wall_factor(2.0 * r / (0.4 * 2.0_f64.sqrt())), stokes / wall_factor(2.0 * r / 0.4));
+    assert!(speed > slowest && speed < fastest, "the ball sinks at {speed} m/s; Stokes' law with the walls gives {slowest} to {fastest} m/s");
+    let spread = speeds.iter().fold(0.0 as Real, |m, s| m.max((s - speed).abs()));
+    assert!(spread < 0.05 * speed, "the ball's speed varies by {spread} m/s around {speed}: not settled");
+}

@@ -46,7 +46,7 @@
 //! The solve is written against [`CoupledSolid`], so every kind of solid joins it the same way.
 
 pub mod poisson;
-mod response;
+pub(crate) mod response;
 
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};

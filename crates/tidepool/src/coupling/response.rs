@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// One solid's block of the impulse unknowns, on the coupled faces `range`.
-pub(super) struct SolidBlock<'a> {
+pub(crate) struct SolidBlock<'a> {
     solid: &'a dyn CoupledSolid,
     range: Range<usize>,
     /// The faces' points and axes.
@@ -45,6 +45,19 @@ impl<'a> SolidBlock<'a> {
     pub fn new(solid: &'a dyn CoupledSolid, range: Range<usize>, faces: &[CoupledFace], cell_mass: Real) -> Self {
         let (points, axes) = faces.iter().map(|f| (f.point, f.axis)).unzip();
         SolidBlock { solid, range, points, axes, cell_mass, rank: solid.degrees_of_freedom(), applied: AtomicUsize::new(0), factors: OnceLock::new() }
+    }
+
+    /// The block of `solid` on impulses at `points` along `axes` (each an unknown times
+    /// `cell_mass`), outside any coupled system.
+    pub(crate) fn at_points(solid: &'a dyn CoupledSolid, points: Vec<Vec3>, axes: Vec<usize>, cell_mass: Real) -> Self {
+        let range = 0..points.len();
+        SolidBlock { solid, range, points, axes, cell_mass, rank: solid.degrees_of_freedom(), applied: AtomicUsize::new(0), factors: OnceLock::new() }
+    }
+
+    /// `Q` and `Q^T S Q`, found by probing on first use (`Q` has no columns for a solid that
+    /// impulses do not move).
+    pub(crate) fn factored(&self) -> &(DMatrix<Real>, DMatrix<Real>) {
+        self.factors.get_or_init(|| self.factor())
     }
 
     /// `S v` through the solid's response.

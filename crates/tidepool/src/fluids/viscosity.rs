@@ -7,9 +7,9 @@
 //! `(I - dt nu L) u** = u*`, `nu = mu / rho`,
 //!
 //! with `L` the seven-point Laplacian over the faces that carry liquid: a symmetric
-//! positive-definite system per axis, solved by MIC(0)-preconditioned CG before the pressure
-//! projection (which then removes the divergence the diffusion leaves). Each of a face's six
-//! neighbours on the same axis enters `L` as:
+//! positive-definite system per axis (joined by the bodies, below), solved by CG with each
+//! axis' MIC(0) as preconditioner between two pressure projections (the pipeline's). Each of
+//! a face's six neighbours on the same axis enters `L` as:
 //! - another liquid face: coupled;
 //! - air: nothing (no flux across the free surface, the traction-free condition without its
 //!   pressure term);
@@ -19,15 +19,23 @@
 //!   to the diagonal (the ghost value `u (theta - 1) / theta` across the wall); a free-slip
 //!   liquid keeps only the link to a closed face on its own axis (the normal velocity is zero
 //!   there either way);
-//! - a body: nothing. Bodies are slip surfaces to the viscous solve and feel the viscous
-//!   liquid only through the pressure solve after it, which underestimates their drag
-//!   (`docs/methods/viscosity.md`).
+//! - a body, no-slip: as a wall, but the liquid takes the body's velocity where the body's
+//!   surface cuts the link, and the body takes the link's impulse back in the same solve.
+//!   With `w = w0 + S nu` the bodies' velocity at the links' points after normalized impulses
+//!   `nu` on them (`S = rho dx^3 J K J^T`, probed as `Q C Q^T` by [`SolidBlock`]) and
+//!   `nu = k (G u - w)` (`k = dt nu / (theta dx^2)` per link, `G` picking each link's liquid
+//!   face), eliminating `nu` gives one symmetric positive-definite system over all three
+//!   components, `(A + G^T W G) u = u* + G^T W w0`, `W = (k^-1 + S)^-1 = k - k Q M Q^T k`,
+//!   `M = C (I + Q^T k Q C)^-1`; a kinematic body (`S = 0`) is a moving wall. Free-slip: no
+//!   flux, the body feels the viscous liquid only through the pressure.
 
+use crate::coupling::response::SolidBlock;
 use crate::grid::{Array3, Grid, Location};
-use crate::math::Real;
-use crate::solids::{Boundary, StaticSolids};
+use crate::math::{Real, Vec3};
+use crate::solids::{Boundary, CoupledSolid, StaticSolids};
+use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
-use tidepool_linalg::{pcg, Mic0, PcgParams, Stencil7};
+use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
 
 /// A wall nearer a face than this share of a cell is taken this far (bounds the diagonal).
 const WALL_THETA_MIN: Real = 0.1;
@@ -48,6 +56,8 @@ pub enum Slip {
 pub struct Viscosity {
     /// Kinematic viscosity `nu = mu / rho` (m^2/s); 0 is an inviscid liquid.
     pub kinematic: Real,
+    /// The liquid's density (kg/m^3), for the impulses on bodies.
+    pub density: Real,
     /// Wall condition.
     pub slip: Slip,
     /// Stopping rule of each component's solve.
@@ -61,19 +71,21 @@ impl Viscosity {
     }
 }
 
-/// What the three solves of [`diffuse`] did together.
+/// What the solve of [`diffuse`] did.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DiffusionReport {
-    /// CG iterations over the three components.
+    /// CG iterations of the joint system of the three components.
     pub iterations: usize,
     /// Whether every component's solve met its tolerance.
     pub converged: bool,
+    /// Total impulse the bodies gave the liquid (N s); they received its opposite.
+    pub impulse_on_liquid: Vec3,
 }
 
 impl Default for DiffusionReport {
     /// No solve: nothing to converge.
     fn default() -> Self {
-        DiffusionReport { iterations: 0, converged: true }
+        DiffusionReport { iterations: 0, converged: true, impulse_on_liquid: Vec3::zeros() }
     }
 }
 
@@ -83,30 +95,194 @@ enum Link {
     Liquid,
     /// A wall or obstacle surface a fraction of a cell away, where the velocity is zero.
     Wall(Real),
-    /// Air or a body: no flux.
+    /// The surface of body `solid` at `point`, a fraction `theta` of a cell away.
+    Body { solid: usize, point: Vec3, theta: Real },
+    /// Air (or a body, free-slip): no flux.
     Free,
+}
+
+/// A no-slip link from a liquid face to a body, in the joint system of the three components.
+struct BodyLink {
+    /// The liquid face's index in the joint vector (on its axis while assembling).
+    face: usize,
+    axis: usize,
+    solid: usize,
+    /// Where the body's surface cuts the link.
+    point: Vec3,
+    /// `dt nu / (theta dx^2)`.
+    coefficient: Real,
 }
 
 /// Diffuses the face velocities `u` over `dt` ([module documentation](self)): `liquid[a]` marks
 /// the faces on axis `a` that carry liquid (not closed by `statics`, not inside a body); the
-/// rest keep their values.
-pub fn diffuse(grid: &Grid, statics: &StaticSolids, liquid: &[Array3<bool>; 3], viscosity: &Viscosity, dt: Real, u: &mut [Array3<Real>; 3]) -> DiffusionReport {
-    let mut report = DiffusionReport::default();
+/// rest keep their values. No-slip `bodies` take their links' impulses.
+pub fn diffuse(
+    grid: &Grid,
+    statics: &StaticSolids,
+    liquid: &[Array3<bool>; 3],
+    viscosity: &Viscosity,
+    dt: Real,
+    u: &mut [Array3<Real>; 3],
+    bodies: &mut [&mut dyn CoupledSolid],
+) -> DiffusionReport {
     let alpha = dt * viscosity.kinematic / (grid.dx * grid.dx);
+    let (matrices, links) = {
+        let solids: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b).collect();
+        let spheres: Vec<(Vec3, Real)> = solids.iter().map(|b| b.bounding_sphere()).collect();
+        let mut offset = 0;
+        let mut links = Vec::new();
+        let matrices = [0, 1, 2].map(|a| {
+            let faces = AxisFaces { grid, statics, a, liquid: &liquid[a], slip: viscosity.slip, bodies: &solids, spheres: &spheres };
+            let (matrix, axis_links) = faces.assemble(alpha);
+            links.extend(axis_links.into_iter().map(|link| BodyLink { face: offset + link.face, ..link }));
+            offset += matrix.diag.len();
+            matrix
+        });
+        (matrices, links)
+    };
+    let mut b: Vec<Real> = (0..3).flat_map(|a| u[a].as_slice().iter().zip(liquid[a].as_slice()).map(|(&u, &l)| if l { u } else { 0.0 })).collect();
+    let mut x = b.clone();
+    let system = Joint::new(&matrices, &links, bodies, grid.dx.powi(3) * viscosity.density);
+    system.add_body_velocities(&mut b);
+    let preconditioner = JointMic0 { parts: matrices.iter().map(Mic0::new).collect(), sizes: matrices.iter().map(|m| m.diag.len()).collect() };
+    let info = pcg(&system, &preconditioner, &b, &mut x, viscosity.solve);
+    let impulse_on_liquid = system.impulses_on_bodies(&x, bodies);
+    let mut start = 0;
     for a in 0..3 {
-        let matrix = assemble(grid, statics, a, &liquid[a], viscosity.slip, alpha);
-        let b: Vec<Real> = u[a].as_slice().iter().zip(liquid[a].as_slice()).map(|(&u, &l)| if l { u } else { 0.0 }).collect();
-        let mut x = b.clone();
-        let info = pcg(&matrix, &Mic0::new(&matrix), &b, &mut x, viscosity.solve);
-        report.iterations += info.iterations;
-        report.converged &= info.converged;
-        u[a].as_mut_slice().par_iter_mut().zip(x.par_iter()).zip(liquid[a].as_slice().par_iter()).for_each(|((u, x), &l)| {
+        let n = u[a].as_slice().len();
+        u[a].as_mut_slice().par_iter_mut().zip(x[start..start + n].par_iter()).zip(liquid[a].as_slice().par_iter()).for_each(|((u, x), &l)| {
             if l {
                 *u = *x;
             }
         });
+        start += n;
     }
-    report
+    DiffusionReport { iterations: info.iterations, converged: info.converged, impulse_on_liquid }
+}
+
+/// One body's part of the joint system: its links and `k Q`, `M` of `W = k - k Q M Q^T k`.
+struct BodyBlock {
+    links: Vec<usize>,
+    /// The links' velocities of the body before the solve.
+    w0: Vec<Real>,
+    k: Vec<Real>,
+    kq: DMatrix<Real>,
+    m: DMatrix<Real>,
+}
+
+impl BodyBlock {
+    /// `W v` for `v` over the block's links.
+    fn weigh(&self, v: &[Real]) -> Vec<Real> {
+        let kv: Vec<Real> = v.iter().zip(&self.k).map(|(v, k)| k * v).collect();
+        if self.m.is_empty() {
+            return kv;
+        }
+        let low = &self.kq * (&self.m * self.kq.tr_mul(&DVector::from_column_slice(v)));
+        kv.iter().zip(low.iter()).map(|(a, b)| a - b).collect()
+    }
+}
+
+/// The three components' systems joined by the bodies: `A + G^T W G` (module documentation).
+struct Joint<'a> {
+    matrices: &'a [Stencil7; 3],
+    links: &'a [BodyLink],
+    blocks: Vec<BodyBlock>,
+    /// `rho dx^3`.
+    cell_mass: Real,
+}
+
+impl<'a> Joint<'a> {
+    /// The system with each body's response probed on its links.
+    fn new(matrices: &'a [Stencil7; 3], links: &'a [BodyLink], bodies: &[&mut dyn CoupledSolid], cell_mass: Real) -> Self {
+        let blocks = bodies
+            .iter()
+            .enumerate()
+            .filter_map(|(s, body)| {
+                let own: Vec<usize> = (0..links.len()).filter(|&l| links[l].solid == s).collect();
+                if own.is_empty() {
+                    return None;
+                }
+                let k: Vec<Real> = own.iter().map(|&l| links[l].coefficient).collect();
+                let w0 = own.iter().map(|&l| body.velocity_at(&links[l].point)[links[l].axis]).collect();
+                let (kq, m) = if body.degrees_of_freedom() == 0 {
+                    (DMatrix::zeros(own.len(), 0), DMatrix::zeros(0, 0))
+                } else {
+                    let block = SolidBlock::at_points(&**body, own.iter().map(|&l| links[l].point).collect(), own.iter().map(|&l| links[l].axis).collect(), cell_mass);
+                    let (q, c) = block.factored();
+                    let kq = DMatrix::from_fn(q.nrows(), q.ncols(), |i, j| k[i] * q[(i, j)]);
+                    let t = q.tr_mul(&kq);
+                    let r = c.nrows();
+                    let inverse = (DMatrix::identity(r, r) + &t * c).try_inverse().expect("I + T C is invertible for positive semi-definite T and C");
+                    let m = c * inverse;
+                    let symmetric = (&m + m.transpose()) * 0.5;
+                    (kq, symmetric)
+                };
+                Some(BodyBlock { links: own, w0, k, kq, m })
+            })
+            .collect();
+        Joint { matrices, links, blocks, cell_mass }
+    }
+
+    /// Adds `G^T W w0` to the right-hand side `b`.
+    fn add_body_velocities(&self, b: &mut [Real]) {
+        for block in &self.blocks {
+            for (&l, w) in block.links.iter().zip(block.weigh(&block.w0)) {
+                b[self.links[l].face] += w;
+            }
+        }
+    }
+
+    /// Applies to each body the impulses of its links for the solution `x` (`rho dx^3 W (G x -
+    /// w0)` along each link's axis at its point) and returns the total impulse on the liquid.
+    fn impulses_on_bodies(&self, x: &[Real], bodies: &mut [&mut dyn CoupledSolid]) -> Vec3 {
+        let mut on_liquid = Vec3::zeros();
+        for block in &self.blocks {
+            let slip: Vec<Real> = block.links.iter().zip(&block.w0).map(|(&l, w0)| x[self.links[l].face] - w0).collect();
+            let (points, impulses): (Vec<Vec3>, Vec<Vec3>) =
+                block.links.iter().zip(block.weigh(&slip)).map(|(&l, nu)| (self.links[l].point, Vec3::ith(self.links[l].axis, self.cell_mass * nu))).unzip();
+            on_liquid -= impulses.iter().sum::<Vec3>();
+            bodies[self.links[block.links[0]].solid].apply_impulses(&points, &impulses);
+        }
+        on_liquid
+    }
+}
+
+impl LinearOperator for Joint<'_> {
+    fn len(&self) -> usize {
+        self.matrices.iter().map(|m| m.diag.len()).sum()
+    }
+
+    fn apply(&self, x: &[Real], y: &mut [Real]) {
+        let mut start = 0;
+        for m in self.matrices {
+            let n = m.diag.len();
+            m.apply(&x[start..start + n], &mut y[start..start + n]);
+            start += n;
+        }
+        for block in self.blocks.iter().filter(|b| !b.m.is_empty()) {
+            let v: Vec<Real> = block.links.iter().map(|&l| x[self.links[l].face]).collect();
+            let low = &block.kq * (&block.m * block.kq.tr_mul(&DVector::from_column_slice(&v)));
+            for (&l, c) in block.links.iter().zip(low.iter()) {
+                y[self.links[l].face] -= c;
+            }
+        }
+    }
+}
+
+/// MIC(0) of each component's matrix (the bodies' links on its diagonal).
+struct JointMic0<'a> {
+    parts: Vec<Mic0<'a>>,
+    sizes: Vec<usize>,
+}
+
+impl Preconditioner for JointMic0<'_> {
+    fn apply(&self, r: &[Real], z: &mut [Real]) {
+        let mut start = 0;
+        for (part, &n) in self.parts.iter().zip(&self.sizes) {
+            part.apply(&r[start..start + n], &mut z[start..start + n]);
+            start += n;
+        }
+    }
 }
 
 /// The faces on one axis as the viscous Laplacian sees them.
@@ -118,47 +294,75 @@ struct AxisFaces<'a> {
     /// Which of its faces carry liquid.
     liquid: &'a Array3<bool>,
     slip: Slip,
-}
-
-/// The matrix `I - alpha L` over the liquid faces on axis `a` (rows of other faces inactive).
-fn assemble(grid: &Grid, statics: &StaticSolids, a: usize, liquid: &Array3<bool>, slip: Slip, alpha: Real) -> Stencil7 {
-    let faces = AxisFaces { grid, statics, a, liquid, slip };
-    let rows: Vec<(Real, [Real; 3])> = (0..liquid.as_slice().len())
-        .into_par_iter()
-        .map(|c| {
-            if !liquid.as_slice()[c] {
-                return (0.0, [0.0; 3]);
-            }
-            let face = liquid.coords(c);
-            let (mut diag, mut plus) = (1.0, [0.0; 3]);
-            for b in 0..3 {
-                for up in [false, true] {
-                    match faces.link(face, b, up) {
-                        Link::Liquid => {
-                            diag += alpha;
-                            if up {
-                                plus[b] = -alpha;
-                            }
-                        }
-                        Link::Wall(theta) => diag += alpha / theta,
-                        Link::Free => {}
-                    }
-                }
-            }
-            (diag, plus)
-        })
-        .collect();
-    let mut matrix = Stencil7::zeros(liquid.dims());
-    for (c, (diag, plus)) in rows.into_iter().enumerate() {
-        matrix.diag[c] = diag;
-        for b in 0..3 {
-            matrix.plus[b][c] = plus[b];
-        }
-    }
-    matrix
+    /// The bodies and their bounding spheres.
+    bodies: &'a [&'a dyn CoupledSolid],
+    spheres: &'a [(Vec3, Real)],
 }
 
 impl AxisFaces<'_> {
+    /// The matrix `I - alpha L` over the liquid faces (rows of other faces inactive; a body's
+    /// links on the diagonal as walls), and the links to bodies (their faces indexed on this
+    /// axis).
+    fn assemble(&self, alpha: Real) -> (Stencil7, Vec<BodyLink>) {
+        let liquid = self.liquid;
+        let rows: Vec<(Real, [Real; 3], Vec<BodyLink>)> = (0..liquid.as_slice().len())
+            .into_par_iter()
+            .map(|c| {
+                let (mut diag, mut plus, mut links) = (1.0, [0.0; 3], Vec::new());
+                if !liquid.as_slice()[c] {
+                    return (0.0, plus, links);
+                }
+                let face = liquid.coords(c);
+                for b in 0..3 {
+                    for up in [false, true] {
+                        match self.link(face, b, up) {
+                            Link::Liquid => {
+                                diag += alpha;
+                                if up {
+                                    plus[b] = -alpha;
+                                }
+                            }
+                            Link::Wall(theta) => diag += alpha / theta,
+                            Link::Body { solid, point, theta } => {
+                                diag += alpha / theta;
+                                links.push(BodyLink { face: c, axis: self.a, solid, point, coefficient: alpha / theta });
+                            }
+                            Link::Free => {}
+                        }
+                    }
+                }
+                (diag, plus, links)
+            })
+            .collect();
+        let mut matrix = Stencil7::zeros(liquid.dims());
+        let mut links = Vec::new();
+        for (c, (diag, plus, row_links)) in rows.into_iter().enumerate() {
+            matrix.diag[c] = diag;
+            for b in 0..3 {
+                matrix.plus[b][c] = plus[b];
+            }
+            links.extend(row_links);
+        }
+        (matrix, links)
+    }
+
+    /// The body whose inside holds face `other` next to liquid face `face`, as a link.
+    fn body_link(&self, face: [usize; 3], other: [usize; 3]) -> Option<Link> {
+        let at = |f: [usize; 3]| self.grid.position(Location::Face(self.a), f[0], f[1], f[2]);
+        let (x_other, x_face) = (at(other), at(face));
+        let (solid, inside) = self
+            .bodies
+            .iter()
+            .zip(self.spheres)
+            .enumerate()
+            .filter(|(_, (_, (centre, radius)))| (x_other - centre).norm() <= *radius)
+            .map(|(s, (body, _))| (s, body.signed_distance(&x_other)))
+            .find(|(_, d)| *d < 0.0)?;
+        let outside = self.bodies[solid].signed_distance(&x_face).max(0.0);
+        let theta = (outside / (outside - inside)).clamp(WALL_THETA_MIN, 1.0);
+        Some(Link::Body { solid, point: x_face + theta * (x_other - x_face), theta })
+    }
+
     /// The link from liquid face `face` to its neighbour along `b` (towards `+b` when `up`).
     fn link(&self, face: [usize; 3], b: usize, up: bool) -> Link {
         let (a, dims) = (self.a, self.liquid.dims());
@@ -174,7 +378,11 @@ impl AxisFaces<'_> {
         if self.liquid.get(other[0], other[1], other[2]) {
             return Link::Liquid;
         }
-        if self.statics.face_open[a].get(other[0], other[1], other[2]) > 0.0 || (b != a && self.slip == Slip::FreeSlip) {
+        if self.statics.face_open[a].get(other[0], other[1], other[2]) > 0.0 {
+            let body = (self.slip == Slip::NoSlip).then(|| self.body_link(face, other)).flatten();
+            return body.unwrap_or(Link::Free);
+        }
+        if b != a && self.slip == Slip::FreeSlip {
             return Link::Free;
         }
         // A closed face: on a domain side of its own axis (a cell away), or at an obstacle,
@@ -234,7 +442,7 @@ mod tests {
     }
 
     fn params(kinematic: Real, slip: Slip) -> Viscosity {
-        Viscosity { kinematic, slip, solve: PcgParams { tolerance: 1e-12, max_iterations: 1000 } }
+        Viscosity { kinematic, density: 1000.0, slip, solve: PcgParams { tolerance: 1e-12, max_iterations: 1000 } }
     }
 
     /// The viscous matrix (symmetric by its storage) has strictly diagonally dominant rows, so
@@ -249,7 +457,8 @@ mod tests {
         let liquid = liquid_faces(&grid, &phi, &statics, None);
         for slip in [Slip::NoSlip, Slip::FreeSlip] {
             for a in 0..3 {
-                let m = assemble(&grid, &statics, a, &liquid[a], slip, 3.0);
+                let faces = AxisFaces { grid: &grid, statics: &statics, a, liquid: &liquid[a], slip, bodies: &[], spheres: &[] };
+                let m = faces.assemble(3.0).0;
                 let n = m.diag.len();
                 let mut rows = 0;
                 for c in 0..n {
@@ -281,7 +490,7 @@ mod tests {
         let dt = 0.5;
         for _ in 0..400 {
             u[0].as_mut_slice().iter_mut().for_each(|u| *u += g * dt);
-            let report = diffuse(&grid, &statics, &liquid, &params(nu, Slip::NoSlip), dt, &mut u);
+            let report = diffuse(&grid, &statics, &liquid, &params(nu, Slip::NoSlip), dt, &mut u, &mut []);
             assert!(report.converged);
         }
         let peak = g * h * h / (8.0 * nu);
@@ -303,9 +512,82 @@ mod tests {
         let liquid = liquid_faces(&grid, &phi, &statics, None);
         for (slip, kept) in [(Slip::FreeSlip, true), (Slip::NoSlip, false)] {
             let mut u = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)).par_map(|_, _, _, _| if a == 0 { 1.0 } else { 0.0 }));
-            diffuse(&grid, &statics, &liquid, &params(1e-3, slip), 0.1, &mut u);
+            diffuse(&grid, &statics, &liquid, &params(1e-3, slip), 0.1, &mut u, &mut []);
             let mean = u[0].as_slice().iter().sum::<Real>() / u[0].as_slice().len() as Real;
             assert_eq!((mean - 1.0).abs() < 1e-9, kept, "{slip:?}: mean speed {mean}");
+        }
+    }
+
+    /// A liquid 16 cells deep between the floor (no-slip) and a lid body whose bottom is at
+    /// `h = 0.16` m, with open x and z sides: the faces below the lid carry liquid.
+    fn under_lid(kind: crate::solids::rigid::BodyKind) -> (Grid, StaticSolids, [Array3<bool>; 3], crate::solids::rigid::RigidBody) {
+        use crate::solids::rigid::{Material, RigidBody};
+        let (grid, statics) = channel([4, 20, 3]);
+        let lid = crate::geometry::Shape::Box { min: Vec3::new(-0.02, 0.16, -0.02), max: Vec3::new(0.06, 0.19, 0.05) };
+        let body = RigidBody::new("lid", kind, &lid, 1000.0, Material { restitution: 0.0, friction: 0.0 }, 0.005);
+        let liquid = [0, 1, 2]
+            .map(|a| grid.zeros(Location::Face(a)).par_map(|i, j, k, _| statics.face_open[a].get(i, j, k) > 0.0 && grid.position(Location::Face(a), i, j, k).y < 0.16 - 1e-9));
+        (grid, statics, liquid, body)
+    }
+
+    /// Plane Couette flow: a kinematic lid sliding at `U` over a no-slip floor drives the
+    /// liquid under it to `u = U y / h` (the liquid takes the lid's velocity where the lid's
+    /// surface cuts the links, half a cell above the top faces), exactly up to the solve.
+    #[test]
+    fn a_sliding_kinematic_lid_drives_couette_flow() {
+        let (grid, statics, liquid, mut lid) = under_lid(crate::solids::rigid::BodyKind::Kinematic);
+        let speed = 0.02;
+        lid.velocity = Vec3::new(speed, 0.0, 0.0);
+        let mut u = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
+        for _ in 0..20 {
+            diffuse(&grid, &statics, &liquid, &params(1e-3, Slip::NoSlip), 10.0, &mut u, &mut [&mut lid]);
+        }
+        for j in 0..16 {
+            let expected = speed * (j as Real + 0.5) * grid.dx / 0.16;
+            let found = u[0].get(2, j, 1);
+            assert!((found - expected).abs() < 1e-6 * speed, "y = {}: {found} m/s, expected {expected}", (j as Real + 0.5) * grid.dx);
+        }
+        assert_eq!(lid.velocity, Vec3::new(speed, 0.0, 0.0), "the kinematic lid was moved");
+    }
+
+    /// A free lid pulled along by a force `F` at the middle of its bottom slides on the viscous
+    /// layer with its bottom at the speed where the layer's shear holds it back, `F = mu A U /
+    /// h` (`A` the links' faces, `dx^2` each; the lid and the liquid taking each other's
+    /// impulses in one solve), over a linear profile; the lid's momentum changes by exactly
+    /// minus the impulse it gives the liquid, and the liquid's by that less what the floor
+    /// takes, every step. (The lid never moves here, so it also spins freely: forces below its
+    /// centre turn it, and its bottom's speed, translation and spin together, is what the
+    /// liquid holds back.)
+    #[test]
+    fn a_pulled_lid_slides_at_the_speed_the_viscous_shear_allows() {
+        let (grid, statics, liquid, mut lid) = under_lid(crate::solids::rigid::BodyKind::Dynamic);
+        let (nu, force, dt) = (1e-3, 2e-4, 5.0);
+        let viscosity = params(nu, Slip::NoSlip);
+        let cell_mass = 1000.0 * grid.dx.powi(3);
+        let mut u = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
+        let pull = Vec3::new(0.02, 0.16, 0.015);
+        let momentum = |u: &[Array3<Real>; 3]| Vec3::from_fn(|a, _| cell_mass * u[a].as_slice().iter().zip(liquid[a].as_slice()).filter(|(_, &l)| l).map(|(v, _)| v).sum::<Real>());
+        for _ in 0..200 {
+            lid.apply_impulses(&[pull], &[Vec3::new(force * dt, 0.0, 0.0)]);
+            let (before, lid_before) = (momentum(&u), lid.mass * lid.velocity);
+            let report = diffuse(&grid, &statics, &liquid, &viscosity, dt, &mut u, &mut [&mut lid]);
+            assert!((report.impulse_on_liquid + lid.mass * lid.velocity - lid_before).norm() < 1e-12, "the lid's momentum changed by other than the liquid's impulse");
+            let gained = momentum(&u) - before;
+            let floor: Real = (0..5).flat_map(|i| (0..3).map(move |k| (i, k))).map(|(i, k)| cell_mass * 2.0 * nu * dt / (grid.dx * grid.dx) * u[0].get(i, 0, k)).sum();
+            assert!(
+                (gained.x + floor - report.impulse_on_liquid.x).abs() < 1e-9 * force * dt,
+                "the liquid gained {} N s, the lid gave {} and the floor took {floor}",
+                gained.x,
+                report.impulse_on_liquid.x
+            );
+        }
+        let links = 5.0 * 3.0;
+        let expected = force * 0.16 / (1000.0 * nu * links * grid.dx * grid.dx);
+        let bottom = CoupledSolid::velocity_at(&lid, &pull).x;
+        assert!((bottom / expected - 1.0).abs() < 1e-6, "the lid's bottom slides at {bottom} m/s, expected {expected}");
+        for j in 0..16 {
+            let profile = expected * (j as Real + 0.5) * grid.dx / 0.16;
+            assert!((u[0].get(2, j, 1) - profile).abs() < 1e-6 * expected, "y = {}: {} m/s, expected {profile}", (j as Real + 0.5) * grid.dx, u[0].get(2, j, 1));
         }
     }
 }

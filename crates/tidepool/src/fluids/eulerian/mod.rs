@@ -232,15 +232,15 @@ impl LevelSetLiquid {
         }
     }
 
-    /// Viscous diffusion of the velocity over `dt` on the faces that carry liquid
-    /// ([`viscosity::diffuse`]); nothing for an inviscid liquid.
-    pub fn apply_viscosity(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real) -> DiffusionReport {
+    /// Viscous diffusion of the velocity over `dt` on the faces that carry liquid, with the
+    /// `bodies` taking their share ([`viscosity::diffuse`]); nothing for an inviscid liquid.
+    pub fn apply_viscosity(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> DiffusionReport {
         let params = self.params.viscosity;
         if !params.is_on() {
             return DiffusionReport::default();
         }
         let liquid = viscosity::liquid_faces(grid, &self.phi, solids, self.solids_with_bodies.as_ref());
-        viscosity::diffuse(grid, solids, &liquid, &params, dt, &mut self.velocity.faces)
+        viscosity::diffuse(grid, solids, &liquid, &params, dt, &mut self.velocity.faces, bodies)
     }
 
     /// Liquid volume outside obstacles (m^3).
@@ -281,6 +281,12 @@ impl LevelSetLiquid {
         let (valid, report) = self.solve(grid, solids, dt, divergence, bodies);
         self.volume.target -= self.outflow(grid, solids) * dt;
         (valid, report)
+    }
+
+    /// Projects the velocity again with the step's divergence (after the viscosity has
+    /// diffused the projected velocity).
+    pub fn reproject(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
+        self.solve(grid, solids, dt, self.volume.divergence, bodies)
     }
 
     /// Projects the velocity again with the bodies held along their `contacts`, after contact

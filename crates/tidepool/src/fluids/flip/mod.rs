@@ -170,7 +170,7 @@ pub struct FlipTotals {
     /// Steps of the density corrections, and whether all met the tolerance.
     pub correction_iterations: usize,
     pub correction_converged: bool,
-    /// Iterations of the viscous solves (three components), and whether all met the tolerance.
+    /// Iterations of the viscous solves, and whether all met the tolerance.
     pub viscosity_iterations: usize,
     pub viscosity_converged: bool,
     /// Pressure unknowns and the active set (zero-pressure unknowns) of the last substep.
@@ -669,12 +669,22 @@ impl FlipLiquid {
             });
         }
         self.solid_face_velocities(bodies, &mut sub.u);
-        if self.params.viscosity.is_on() {
-            let (statics, fraction) = (&self.statics, &self.face_fraction);
-            let liquid = [0, 1, 2].map(|a| sub.marked[a].par_map(|i, j, k, m| m && statics.face_open[a].get(i, j, k) > 0.0 && fraction[a].get(i, j, k) > 0.0));
-            self.last.viscosity = viscosity::diffuse(&self.grid, statics, &liquid, &self.params.viscosity, dt, &mut sub.u);
-        }
         sub.timings.solve += stopwatch.elapsed().as_secs_f64();
+    }
+
+    /// Between two velocity solves of a viscous liquid: viscous diffusion of the grid velocity
+    /// on the faces with mass, the `bodies` taking their share ([`viscosity::diffuse`]);
+    /// nothing for an inviscid liquid. Returns the impulse the bodies gave the liquid.
+    pub fn apply_viscosity(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> Vec3 {
+        if !self.params.viscosity.is_on() {
+            return Vec3::zeros();
+        }
+        let stopwatch = Instant::now();
+        let (statics, fraction) = (&self.statics, &self.face_fraction);
+        let liquid = [0, 1, 2].map(|a| sub.marked[a].par_map(|i, j, k, m| m && statics.face_open[a].get(i, j, k) > 0.0 && fraction[a].get(i, j, k) > 0.0));
+        self.last.viscosity = viscosity::diffuse(&self.grid, statics, &liquid, &self.params.viscosity, dt, &mut sub.u, bodies);
+        sub.timings.solve += stopwatch.elapsed().as_secs_f64();
+        self.last.viscosity.impulse_on_liquid
     }
 
     /// Phase 3: the velocity solve. Unilateral without bodies to move: the LCP by MPRGP
