@@ -171,14 +171,18 @@ struct BodyBlock {
 }
 
 impl BodyBlock {
-    /// `W v` for `v` over the block's links.
+    /// `k Q M Q^T k v` for `v` over the block's links (none for a body impulses do not move).
+    fn response(&self, v: &[Real]) -> Option<DVector<Real>> {
+        (!self.m.is_empty()).then(|| &self.kq * (&self.m * self.kq.tr_mul(&DVector::from_column_slice(v))))
+    }
+
+    /// `W v = k v - k Q M Q^T k v` for `v` over the block's links.
     fn weigh(&self, v: &[Real]) -> Vec<Real> {
-        let kv: Vec<Real> = v.iter().zip(&self.k).map(|(v, k)| k * v).collect();
-        if self.m.is_empty() {
-            return kv;
+        let mut kv: Vec<Real> = v.iter().zip(&self.k).map(|(v, k)| k * v).collect();
+        if let Some(response) = self.response(v) {
+            kv.iter_mut().zip(response.iter()).for_each(|(a, b)| *a -= b);
         }
-        let low = &self.kq * (&self.m * self.kq.tr_mul(&DVector::from_column_slice(v)));
-        kv.iter().zip(low.iter()).map(|(a, b)| a - b).collect()
+        kv
     }
 }
 
@@ -237,9 +241,9 @@ impl<'a> Joint<'a> {
     fn impulses_on_bodies(&self, x: &[Real], bodies: &mut [&mut dyn CoupledSolid]) -> Vec3 {
         let mut on_liquid = Vec3::zeros();
         for block in &self.blocks {
-            let slip: Vec<Real> = block.links.iter().zip(&block.w0).map(|(&l, w0)| x[self.links[l].face] - w0).collect();
+            let relative: Vec<Real> = block.links.iter().zip(&block.w0).map(|(&l, w0)| x[self.links[l].face] - w0).collect();
             let (points, impulses): (Vec<Vec3>, Vec<Vec3>) =
-                block.links.iter().zip(block.weigh(&slip)).map(|(&l, nu)| (self.links[l].point, Vec3::ith(self.links[l].axis, self.cell_mass * nu))).unzip();
+                block.links.iter().zip(block.weigh(&relative)).map(|(&l, nu)| (self.links[l].point, Vec3::ith(self.links[l].axis, self.cell_mass * nu))).unzip();
             on_liquid -= impulses.iter().sum::<Vec3>();
             bodies[self.links[block.links[0]].solid].apply_impulses(&points, &impulses);
         }
@@ -259,11 +263,12 @@ impl LinearOperator for Joint<'_> {
             m.apply(&x[start..start + n], &mut y[start..start + n]);
             start += n;
         }
-        for block in self.blocks.iter().filter(|b| !b.m.is_empty()) {
+        for block in &self.blocks {
             let v: Vec<Real> = block.links.iter().map(|&l| x[self.links[l].face]).collect();
-            let low = &block.kq * (&block.m * block.kq.tr_mul(&DVector::from_column_slice(&v)));
-            for (&l, c) in block.links.iter().zip(low.iter()) {
-                y[self.links[l].face] -= c;
+            if let Some(response) = block.response(&v) {
+                for (&l, c) in block.links.iter().zip(response.iter()) {
+                    y[self.links[l].face] -= c;
+                }
             }
         }
     }
