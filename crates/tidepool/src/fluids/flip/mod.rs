@@ -680,9 +680,15 @@ impl FlipLiquid {
             return Vec3::zeros();
         }
         let stopwatch = Instant::now();
-        let (statics, fraction) = (&self.statics, &self.face_fraction);
-        let liquid = [0, 1, 2].map(|a| sub.marked[a].par_map(|i, j, k, m| m && statics.face_open[a].get(i, j, k) > 0.0 && fraction[a].get(i, j, k) > 0.0));
-        self.last.viscosity = viscosity::diffuse(&self.grid, statics, &liquid, &self.params.viscosity, dt, &mut sub.u, bodies);
+        let (grid, statics) = (self.grid, &self.statics);
+        let liquid = {
+            // Inside a body by its own distance, as the viscous solve finds its links (the
+            // blurred fractions close faces a cell out, which then link to nothing).
+            let solids: Vec<(&dyn CoupledSolid, (Vec3, Real))> = bodies.iter().map(|b| (&**b, b.bounding_sphere())).collect();
+            let in_body = |x: &Vec3| solids.iter().any(|(b, (c, r))| (x - c).norm() <= *r && b.signed_distance(x) < 0.0);
+            [0, 1, 2].map(|a| sub.marked[a].par_map(|i, j, k, m| m && statics.face_open[a].get(i, j, k) > 0.0 && !in_body(&grid.position(Location::Face(a), i, j, k))))
+        };
+        self.last.viscosity = viscosity::diffuse(&grid, statics, &liquid, &self.params.viscosity, dt, &mut sub.u, bodies);
         sub.timings.solve += stopwatch.elapsed().as_secs_f64();
         self.last.viscosity.impulse_on_liquid
     }
