@@ -41,10 +41,14 @@ fn surface_flow(s: &SurfaceSetup) -> SurfaceFlow {
     flow
 }
 
+/// The stopping rule of the liquid's pressure (and viscous) solves.
+fn pressure_solve(liquid: &crate::scene::schema::Liquid) -> PcgParams {
+    PcgParams { tolerance: liquid.pressure_tolerance, max_iterations: liquid.pressure_max_iterations as usize }
+}
+
 /// The liquid's viscosity as the solves take it (kinematic; its solve stops as the pressure's).
 fn viscosity(liquid: &crate::scene::schema::Liquid) -> Viscosity {
-    let solve = PcgParams { tolerance: liquid.pressure_tolerance, max_iterations: liquid.pressure_max_iterations as usize };
-    Viscosity { kinematic: liquid.viscosity / liquid.density, density: liquid.density, slip: liquid.slip, solve }
+    Viscosity { kinematic: liquid.viscosity / liquid.density, density: liquid.density, slip: liquid.slip, solve: pressure_solve(liquid) }
 }
 
 /// The FLIP settings of a scene.
@@ -57,7 +61,7 @@ pub fn flip_params(loaded: &LoadedScene) -> FlipParams {
         particles_per_cell: flip.particles_per_cell as usize,
         advection: flip.advection,
         density: liquid.density,
-        solver: PcgParams { tolerance: liquid.pressure_tolerance, max_iterations: liquid.pressure_max_iterations as usize },
+        solver: pressure_solve(liquid),
         preconditioner: liquid.pressure_preconditioner,
         density_correction: flip.density_correction,
         suction_depth: flip.suction_depth as usize,
@@ -167,7 +171,7 @@ impl World {
                 let params = LiquidParams {
                     density: l.density,
                     advection: l.advection,
-                    pressure: PcgParams { tolerance: l.pressure_tolerance, max_iterations: l.pressure_max_iterations as usize },
+                    pressure: pressure_solve(l),
                     preconditioner: l.pressure_preconditioner,
                     viscosity: viscosity(l),
                     particles_per_cell: l.particles_per_cell as usize,

@@ -44,14 +44,13 @@ impl<'a> SolidBlock<'a> {
     /// The block of `solid` on the coupled faces `range`, which are `faces`.
     pub fn new(solid: &'a dyn CoupledSolid, range: Range<usize>, faces: &[CoupledFace], cell_mass: Real) -> Self {
         let (points, axes) = faces.iter().map(|f| (f.point, f.axis)).unzip();
-        SolidBlock { solid, range, points, axes, cell_mass, rank: solid.degrees_of_freedom(), applied: AtomicUsize::new(0), factors: OnceLock::new() }
+        SolidBlock { range, ..Self::at_points(solid, points, axes, cell_mass) }
     }
 
     /// The block of `solid` on impulses at `points` along `axes` (each an unknown times
     /// `cell_mass`), outside any coupled system.
     pub(crate) fn at_points(solid: &'a dyn CoupledSolid, points: Vec<Vec3>, axes: Vec<usize>, cell_mass: Real) -> Self {
-        let range = 0..points.len();
-        SolidBlock { solid, range, points, axes, cell_mass, rank: solid.degrees_of_freedom(), applied: AtomicUsize::new(0), factors: OnceLock::new() }
+        SolidBlock { solid, range: 0..points.len(), points, axes, cell_mass, rank: solid.degrees_of_freedom(), applied: AtomicUsize::new(0), factors: OnceLock::new() }
     }
 
     /// `Q` and `Q^T S Q`, found by probing on first use (`Q` has no columns for a solid that
