@@ -174,6 +174,7 @@ impl World {
                     pressure: pressure_solve(l),
                     preconditioner: l.pressure_preconditioner,
                     viscosity: viscosity(l),
+                    surface_tension: l.surface_tension,
                     particles_per_cell: l.particles_per_cell as usize,
                     reseed_every: l.reseed_every as u64,
                     seed: scene.simulation.seed,

@@ -38,6 +38,8 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("unknown boundary", HEAD.replace("resolution = 8", "resolution = 8\nboundary = { y_max = \"sticky\" }"), Some(8), "unknown variant `sticky`"),
         ("source ends first", format!("{HEAD}\n[[liquid.source]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nstart = 1.0\nend = 0.5\n"), Some(12), "end time after the start"),
         ("negative viscosity", format!("{HEAD}\n[liquid]\nviscosity = -1.0\n"), Some(10), "dynamic viscosity in Pa s"),
+        ("negative surface tension", format!("{HEAD}\n[liquid]\nsurface_tension = -0.07\n"), Some(10), "surface tension in N/m"),
+        ("surface tension in FLIP", format!("{HEAD}\n[liquid]\nmethod = \"flip\"\nsurface_tension = 0.07\n"), Some(11), "needs the level-set liquid"),
         ("unknown slip", format!("{HEAD}\n[liquid]\nviscosity = 1.0\nslip = \"sticky\"\n"), Some(11), "unknown variant `sticky`"),
         ("camera fov", format!("{HEAD}\n[output]\ncamera = {{ fov = 0.0 }}\n"), Some(10), "field of view"),
         ("tracer spacing", format!("{HEAD}\n[[tracers]]\nshape.box = {{ min = [0.1, 0.1, 0.1], max = [0.5, 0.5, 0.5] }}\nspacing = -0.01\n"), Some(11), "positive spacing"),

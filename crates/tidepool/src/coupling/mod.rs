@@ -49,6 +49,7 @@ pub mod poisson;
 pub(crate) mod response;
 
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};
+use crate::grid::level_set::curvature;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::{Constrained, CoupledSolid, StaticSolids};
@@ -238,7 +239,7 @@ fn coupled_faces(
     dual: &DualCells,
     solids: &[&mut dyn CoupledSolid],
 ) -> Vec<CoupledFace> {
-    let free_surface = liquid_neighbour(phi, liquid);
+    let free_surface = liquid_neighbour(phi, liquid, None);
     dual.cut
         .par_iter()
         .filter_map(|cut| {
@@ -324,7 +325,7 @@ fn submerged_share(grid: &Grid, solid: &dyn CoupledSolid, axis: usize, f: [usize
 /// The liquid's share of a face's dual cell next to a free surface.
 fn theta_of(across: Across) -> Real {
     match across {
-        Across::Dirichlet(theta) => theta,
+        Across::Dirichlet { theta, .. } => theta,
         Across::Unknown | Across::Coupled => 1.0,
     }
 }
@@ -486,9 +487,15 @@ pub struct CouplingReport {
 }
 
 /// How the cell across a face of an unknown cell enters the pressure block: coupled faces are
-/// left to the coupling, the rest as in the plain free-surface projection.
-fn classify<'a>(phi: &'a Array3<Real>, unknown: &'a Array3<bool>, dual: &'a DualCells) -> impl Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync + 'a {
-    let base = liquid_neighbour(phi, unknown);
+/// left to the coupling, the rest as in the plain free-surface projection, with the
+/// `capillary` pressure jump under surface tension ([`liquid_neighbour`]).
+fn classify<'a>(
+    phi: &'a Array3<Real>,
+    unknown: &'a Array3<bool>,
+    dual: &'a DualCells,
+    capillary: Option<&'a Array3<Real>>,
+) -> impl Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync + 'a {
+    let base = liquid_neighbour(phi, unknown, capillary);
     move |c, axis, side, n| {
         if dual.fraction(axis, face_of(c, axis, side)) > 0.0 {
             Across::Coupled
@@ -539,6 +546,7 @@ fn assemble<'a>(
     velocity: &MacVelocity,
     density: Real,
     divergence: Real,
+    capillary: Option<&Array3<Real>>,
     solids: &'a [&mut dyn CoupledSolid],
 ) -> Assembled<'a> {
     let dual = DualCells::new(grid, solids);
@@ -557,7 +565,7 @@ fn assemble<'a>(
     };
     let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual, solids);
     faces.sort_by_key(|f| f.solid);
-    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual));
+    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual, capillary));
     let n_cells = grid.cell_count();
     let pockets = enclosed_pockets(grid, &pressure.floating, &unknown, &faces);
     let candidates: Vec<SparseVector> = pressure
@@ -733,6 +741,10 @@ pub struct FluidView<'a> {
     pub statics: &'a StaticSolids,
     /// The liquid's density (kg/m^3).
     pub density: Real,
+    /// Surface tension against the air (N/m): the liquid's pressure at its surface is `sigma
+    /// kappa` above the air's, `kappa` the surface's mean curvature. Zero in a correction (a
+    /// second projection of an already projected velocity), which would add the jump again.
+    pub surface_tension: Real,
     /// Tolerance and iteration cap of the solve.
     pub params: PcgParams,
     /// The preconditioner of the pressure block (bilateral solves).
@@ -764,7 +776,7 @@ pub fn project(
     solids: &mut [&mut dyn CoupledSolid],
     contacts: &Contacts,
 ) -> ([Array3<bool>; 3], CouplingReport) {
-    let FluidView { grid, phi, statics: static_solids, density, params, preconditioner, up, unilateral } = fluid;
+    let FluidView { grid, phi, statics: static_solids, density, surface_tension, params, preconditioner, up, unilateral } = fluid;
     let to_scaled = dt / (density * grid.dx);
     let mut seconds = SolveSeconds::default();
     let mut stopwatch = Instant::now();
@@ -775,8 +787,9 @@ pub fn project(
     };
     let mut constrained: Vec<Constrained> = solids.iter_mut().enumerate().map(|(i, s)| Constrained::new(&mut **s, contacts.get(i).map_or(&[], Vec::as_slice))).collect();
     let solids: &mut [&mut dyn CoupledSolid] = &mut constrained.iter_mut().map(|s| s as &mut dyn CoupledSolid).collect::<Vec<_>>();
+    let capillary = (surface_tension > 0.0).then(|| curvature(grid, phi).par_map(|_, _, _, kappa| surface_tension * kappa * to_scaled));
     let phi = &level_through_solids(grid, phi, solids, &up);
-    let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, solids);
+    let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, capillary.as_ref(), solids);
     let mut solution: Vec<Real> = pressure.as_slice().par_iter().zip(unknown.as_slice().par_iter()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
     solution.resize(system.len(), 0.0);
     lap(&mut seconds.assembly);
@@ -803,7 +816,7 @@ pub fn project(
     let by_solid: Vec<_> = blocks.into_iter().map(SolidBlock::into_faces).collect();
     let mu = solution.split_off(grid.cell_count());
     let q = Array3::from_vec(grid.dims, solution);
-    let mut valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &dual));
+    let mut valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &dual, capillary.as_ref()));
     let mut impulse_on_liquid = Vec3::zeros();
     let mut on_solids = Vec::with_capacity(faces.len());
     for (f, face) in faces.iter().enumerate() {
@@ -847,7 +860,7 @@ pub fn project_held(
     contacts: &Contacts,
 ) -> ([Array3<bool>; 3], CouplingReport) {
     let mut correction = fluid.grid.zeros(Location::Cell);
-    let result = project(fluid, velocity, &mut correction, dt, divergence, solids, contacts);
+    let result = project(FluidView { surface_tension: 0.0, ..fluid }, velocity, &mut correction, dt, divergence, solids, contacts);
     pressure.as_mut_slice().par_iter_mut().zip(correction.as_slice().par_iter()).for_each(|(p, c)| *p += c);
     result
 }
@@ -901,7 +914,7 @@ mod tests {
     /// The coupled system with `solids` as a dense matrix over its unknowns, and its number of
     /// coupled faces.
     fn dense_system(grid: &Grid, phi: &Array3<Real>, statics: &StaticSolids, velocity: &MacVelocity, solids: &[&mut dyn CoupledSolid]) -> (DMatrix<Real>, usize) {
-        let a = assemble(grid, phi, statics, velocity, 1000.0, 0.0, solids);
+        let a = assemble(grid, phi, statics, velocity, 1000.0, 0.0, None, solids);
         let n = grid.cell_count();
         let rows: Vec<usize> = (0..n).filter(|&c| a.unknown.as_slice()[c]).chain(n..a.system.len()).collect();
         let mut m = DMatrix::zeros(rows.len(), rows.len());
@@ -961,7 +974,8 @@ mod tests {
             let mut pressure = t.grid.zeros(Location::Cell);
             let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
             let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-            let view = FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner, up: Vec3::y(), unilateral: false };
+            let view =
+                FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, surface_tension: 0.0, params, preconditioner, up: Vec3::y(), unilateral: false };
             let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids, &[]);
             assert!(report.projection.converged, "{preconditioner:?}");
             (pressure, t.body.velocity)
@@ -981,8 +995,17 @@ mod tests {
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
         let momentum_before = t.body.mass * t.body.velocity;
         let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-        let view =
-            FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner: PressurePreconditioner::Mic0, up: Vec3::y(), unilateral: false };
+        let view = FluidView {
+            grid: &t.grid,
+            phi: &t.phi,
+            statics: &t.statics,
+            density: 1000.0,
+            surface_tension: 0.0,
+            params,
+            preconditioner: PressurePreconditioner::Mic0,
+            up: Vec3::y(),
+            unilateral: false,
+        };
         let (valid, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids, &[]);
         assert!(report.projection.converged);
         let received = t.body.mass * t.body.velocity - momentum_before;
@@ -1043,8 +1066,17 @@ mod tests {
         t.phi = t.phi.par_map(|_, _, _, _| -1.0);
         let mut pressure = t.grid.zeros(Location::Cell);
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
-        let view =
-            FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, params, preconditioner: PressurePreconditioner::Mic0, up: Vec3::y(), unilateral: false };
+        let view = FluidView {
+            grid: &t.grid,
+            phi: &t.phi,
+            statics: &t.statics,
+            density: 1000.0,
+            surface_tension: 0.0,
+            params,
+            preconditioner: PressurePreconditioner::Mic0,
+            up: Vec3::y(),
+            unilateral: false,
+        };
         let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.01, &mut [], &[]);
         assert!(report.projection.converged, "{report:?}");
     }

@@ -11,7 +11,9 @@
 //! cell and `n_f` the outward normal. Where `n` is air, the ghost fluid method places `q = 0` on
 //! the interface at the fraction `theta_f = phi_c / (phi_c - phi_n)` of the way to `n` (Shinar eq.
 //! 4.8 with a vacuum on the far side), which keeps the free-surface condition second-order
-//! accurate; `theta_f = 1` otherwise. The matrix is symmetric positive (semi-)definite; the
+//! accurate; `theta_f = 1` otherwise. Under surface tension the interface carries the
+//! capillary pressure `sigma kappa` instead of zero (sec. 4.5), which moves to the right-hand
+//! side and leaves the matrix as it is. The matrix is symmetric positive (semi-)definite; the
 //! solve, by PCG with MIC(0), and the update `u_f = u*_f - (q_n - q_c) / theta_f` (eq. 24) are
 //! done together with the moving solids in [`crate::coupling::project`].
 
@@ -68,8 +70,9 @@ impl SolveSeconds {
 pub(crate) enum Across {
     /// Another unknown: coupled.
     Unknown,
-    /// Zero pressure a fraction `theta` of the way to the neighbour's centre.
-    Dirichlet(Real),
+    /// The scaled pressure `value` a fraction `theta` of the way to the neighbour's centre:
+    /// zero at a free surface, or the capillary pressure jump under surface tension.
+    Dirichlet { theta: Real, value: Real },
     /// A face a moving solid reaches into: its flux counts in the divergence, but its
     /// velocity is one of the coupled solve's constraints ([`crate::coupling`]), so it adds
     /// nothing to the pressure block and its velocity is not updated here.
@@ -116,13 +119,25 @@ pub fn liquid_cells(phi: &Array3<Real>, solids: &StaticSolids) -> Array3<bool> {
 }
 
 /// The free-surface classification of the liquid solve: liquid neighbours are unknowns, air
-/// and open domain sides are ghost-fluid Dirichlet conditions.
-pub(crate) fn liquid_neighbour<'a>(phi: &'a Array3<Real>, liquid: &'a Array3<bool>) -> impl Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync + 'a {
+/// and open domain sides are ghost-fluid Dirichlet conditions. Under surface tension,
+/// `capillary` holds `sigma kappa` at the cell centres, scaled as the pressure: the liquid's
+/// pressure at the surface is the air's (zero) plus that jump, interpolated to the surface
+/// between the two cells (Shinar 2008 sec. 4.5: `kappa_G = theta kappa_n + (1 - theta)
+/// kappa_c`).
+pub(crate) fn liquid_neighbour<'a>(
+    phi: &'a Array3<Real>,
+    liquid: &'a Array3<bool>,
+    capillary: Option<&'a Array3<Real>>,
+) -> impl Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync + 'a {
     move |c, _, _, n| match n {
         Some(n) if liquid.get(n[0], n[1], n[2]) => Across::Unknown,
-        Some(n) => Across::Dirichlet(theta(phi.get(c[0], c[1], c[2]), phi.get(n[0], n[1], n[2]))),
+        Some(n) => {
+            let theta = theta(phi.get(c[0], c[1], c[2]), phi.get(n[0], n[1], n[2]));
+            let value = capillary.map_or(0.0, |jump| (1.0 - theta) * jump.get(c[0], c[1], c[2]) + theta * jump.get(n[0], n[1], n[2]));
+            Across::Dirichlet { theta, value }
+        }
         // An open domain side: zero pressure on the boundary face, half a cell away.
-        None => Across::Dirichlet(0.5),
+        None => Across::Dirichlet { theta: 0.5, value: 0.0 },
     }
 }
 
@@ -159,7 +174,10 @@ where
                                 row.1[axis] = -open;
                             }
                         }
-                        Across::Dirichlet(theta) => row.0 += open / theta,
+                        Across::Dirichlet { theta, value } => {
+                            row.0 += open / theta;
+                            row.2 += open * value / theta;
+                        }
                         Across::Coupled => {}
                     }
                 }
@@ -176,7 +194,7 @@ where
 
 /// Assembles the Poisson matrix and right-hand side for the liquid cells.
 pub fn assemble(grid: &Grid, phi: &Array3<Real>, liquid: &Array3<bool>, solids: &StaticSolids, velocity: &MacVelocity) -> (Stencil7, Vec<Real>) {
-    assemble_with(grid, solids, velocity, liquid, 0.0, liquid_neighbour(phi, liquid))
+    assemble_with(grid, solids, velocity, liquid, 0.0, liquid_neighbour(phi, liquid, None))
 }
 
 /// Subtracts the gradient of `q` from the faces of unknown cells (ghost values at Dirichlet
@@ -204,11 +222,11 @@ where
             match (is_unknown(lower), is_unknown(upper)) {
                 (true, _) => match classify(lower?, axis, 1, upper) {
                     Across::Unknown => Some(q_at(upper?) - q_at(lower?)),
-                    Across::Dirichlet(theta) => Some(-q_at(lower?) / theta),
+                    Across::Dirichlet { theta, value } => Some((value - q_at(lower?)) / theta),
                     Across::Coupled => None,
                 },
                 (false, true) => match classify(upper?, axis, 0, lower) {
-                    Across::Dirichlet(theta) => Some(q_at(upper?) / theta),
+                    Across::Dirichlet { theta, value } => Some((q_at(upper?) - value) / theta),
                     Across::Coupled => None,
                     Across::Unknown => unreachable!("an unknown neighbour is an unknown cell"),
                 },

@@ -148,6 +148,10 @@ pub struct Liquid {
     /// How a viscous liquid meets walls and obstacles: `no-slip` (it sticks) or `free-slip`.
     #[serde(default)]
     pub slip: crate::fluids::viscosity::Slip,
+    /// Surface tension against the air (N/m): 0 is none (water 0.072, olive oil 0.032,
+    /// mercury 0.49). Level-set liquids only; it limits the substep at fine grids.
+    #[serde(default)]
+    pub surface_tension: f64,
     /// Marker particles per cell near the surface (0 turns the particle correction off).
     #[serde(default = "default_particles_per_cell")]
     pub particles_per_cell: u32,
@@ -177,6 +181,7 @@ impl Default for Liquid {
             pressure_preconditioner: Default::default(),
             viscosity: 0.0,
             slip: Default::default(),
+            surface_tension: 0.0,
             particles_per_cell: default_particles_per_cell(),
             reseed_every: default_reseed_every(),
             volume_correction: true,

@@ -286,6 +286,10 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         format!("expected 1 to 100000 iterations, got {}", liquid.pressure_max_iterations)
     })?;
     cx.within(liquid.viscosity, 0.0, 1e6, "liquid.viscosity", "a dynamic viscosity in Pa s (water 0.001, honey about 10)")?;
+    cx.within(liquid.surface_tension, 0.0, 1e3, "liquid.surface_tension", "a surface tension in N/m (water 0.072)")?;
+    cx.check(liquid.surface_tension == 0.0 || liquid.method == LiquidMethod::LevelSet, "liquid.surface_tension", || {
+        "surface tension needs the level-set liquid (method = \"level-set\"); FLIP liquids have none".into()
+    })?;
     cx.check(liquid.reseed_every >= 1, "liquid.reseed_every", || "expected at least 1 substep".into())?;
     cx.check(liquid.particles_per_cell <= 512, "liquid.particles_per_cell", || format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell))?;
 

@@ -25,6 +25,19 @@ use tidepool_linalg::PcgParams;
 /// Distance (in cells) beyond which the level set is clamped by reinitialisation.
 pub const LEVEL_SET_BAND: Real = 6.0;
 
+/// The capillary time-step limit of explicit surface tension (Brackbill, Kothe, Zemach 1992,
+/// `dt <= sqrt(rho_mean dx^3 / (2 pi sigma))`, with the mean of the liquid's and the empty
+/// air's densities, `rho / 2`): `dt <= sqrt(rho dx^3 / (4 pi sigma))`, about the time the
+/// shortest capillary wave the grid holds takes to cross a cell. Infinite without surface
+/// tension.
+pub fn capillary_dt(grid: &Grid, density: Real, surface_tension: Real) -> Real {
+    if surface_tension > 0.0 {
+        (density * grid.dx.powi(3) / (4.0 * std::f64::consts::PI * surface_tension)).sqrt()
+    } else {
+        Real::INFINITY
+    }
+}
+
 /// Solver settings of the liquid.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LiquidParams {
@@ -38,6 +51,8 @@ pub struct LiquidParams {
     pub preconditioner: crate::coupling::PressurePreconditioner,
     /// Viscosity (off where its kinematic viscosity is 0).
     pub viscosity: Viscosity,
+    /// Surface tension against the air (N/m; 0: none).
+    pub surface_tension: Real,
     /// Marker particles per band cell (0: plain level set).
     pub particles_per_cell: usize,
     /// Substeps between reseedings.
@@ -283,10 +298,11 @@ impl LevelSetLiquid {
         (valid, report)
     }
 
-    /// Projects the velocity again with the step's divergence (after the viscosity has
-    /// diffused the projected velocity).
+    /// Projects the velocity again with the step's divergence after the viscosity has
+    /// diffused the projected velocity: a correction, added to the step's pressure
+    /// ([`LevelSetLiquid::project_held`] with no contacts).
     pub fn reproject(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
-        self.solve(grid, solids, dt, self.volume.divergence, bodies)
+        self.project_held(grid, solids, dt, bodies, &[])
     }
 
     /// Projects the velocity again with the bodies held along their `contacts`, after contact
@@ -302,7 +318,17 @@ impl LevelSetLiquid {
     /// The liquid, its level set `phi` and its `params`, as the coupled solve sees it (a
     /// function of the fields, so that the velocity can be borrowed beside it).
     fn view<'a>(phi: &'a Array3<Real>, params: &LiquidParams, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
-        FluidView { grid, phi, statics: solids, density: params.density, params: params.pressure, preconditioner: params.preconditioner, up: params.up, unilateral: false }
+        FluidView {
+            grid,
+            phi,
+            statics: solids,
+            density: params.density,
+            surface_tension: params.surface_tension,
+            params: params.pressure,
+            preconditioner: params.preconditioner,
+            up: params.up,
+            unilateral: false,
+        }
     }
 
     /// The coupled solve of the bodies' position update: the liquid's velocity plus `dt`
@@ -402,16 +428,14 @@ impl LevelSetLiquid {
     }
 
     /// Largest substep allowed by the CFL number: the fastest face velocity (plus the speed
-    /// gravity adds over one cell) may cross `cfl` cells.
+    /// gravity adds over one cell) may cross `cfl` cells. Under surface tension also the
+    /// capillary limit, whatever the CFL number ([`capillary_dt`]).
     pub fn cfl_dt(&self, grid: &Grid, cfl: Real, gravity: &Vec3, sources: &[LiquidSource]) -> Real {
         let face_max = self.velocity.faces.iter().map(|f| f.as_slice().par_iter().map(|u| u.abs()).reduce(|| 0.0, Real::max)).fold(0.0, Real::max);
         let source_max = sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
         let speed = face_max.max(source_max) + (grid.dx * gravity.norm()).sqrt();
-        if speed > 0.0 {
-            cfl * grid.dx / speed
-        } else {
-            Real::INFINITY
-        }
+        let advective = if speed > 0.0 { cfl * grid.dx / speed } else { Real::INFINITY };
+        advective.min(capillary_dt(grid, self.params.density, self.params.surface_tension))
     }
 
     /// Largest speed at the centre of a liquid cell (m/s).

@@ -784,6 +784,7 @@ impl FlipLiquid {
             phi,
             statics: &self.statics,
             density: self.params.density,
+            surface_tension: 0.0,
             params: self.params.solver,
             preconditioner: self.params.preconditioner,
             up: self.params.up,
