@@ -232,9 +232,13 @@ impl LevelSetLiquid {
         self.solids_with_bodies.as_ref().or(solids.has_obstacles().then_some(&solids.phi_cells))
     }
 
-    /// Self-advection of the velocity over `dt`.
+    /// Self-advection of the velocity over `dt`: by the liquid's scheme, or semi-Lagrangian
+    /// under surface tension. MacCormack's correction sharpens the grid-scale ripples the
+    /// capillary pressure raises on the surface, and they feed on it: a wobbling drop gained
+    /// kinetic energy beyond the surface energy it had to give (docs/methods/surface-tension.md).
     pub fn advect_velocity(&mut self, grid: &Grid, dt: Real) {
-        self.velocity = advect_velocity(grid, &self.velocity, dt, self.params.advection);
+        let scheme = if self.params.surface_tension > 0.0 { AdvectionScheme::SemiLagrangian } else { self.params.advection };
+        self.velocity = advect_velocity(grid, &self.velocity, dt, scheme);
     }
 
     /// Adds `dt * gravity` to every face velocity.
