@@ -30,6 +30,7 @@ fn one_turn(n: usize) -> Real {
         pressure: PcgParams { tolerance: 1e-6, max_iterations: 100 },
         preconditioner: Default::default(),
         viscosity: Viscosity { kinematic: 0.0, density: 1000.0, slip: Slip::NoSlip, solve: PcgParams { tolerance: 1e-6, max_iterations: 100 } },
+        surface_tension: 0.0,
         particles_per_cell: 16,
         reseed_every: 10,
         seed: 1,
