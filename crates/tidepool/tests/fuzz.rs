@@ -13,7 +13,7 @@ use tidepool::world::World;
 
 /// Mutants per scene file (`TIDEPOOL_FUZZ_MUTANTS` asks for more, for a longer campaign;
 /// `TIDEPOOL_FUZZ_SEED` for others).
-const MUTANTS: usize = 8;
+const MUTANTS: usize = 6;
 /// The longest one case may take.
 const LIMIT: Duration = Duration::from_secs(60);
 
