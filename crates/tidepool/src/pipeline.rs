@@ -12,7 +12,8 @@
 //! 3. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
 //! 4. sources: emitter regions become liquid with the emitter velocity;
 //! 5. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies (from their
-//!    time-n velocities after collisions);
+//!    time-n velocities after collisions); a viscoelastic liquid's elastic stress pushes `u*`
+//!    ([`crate::fluids::viscoelasticity`]);
 //! 6. the coupled projection at the new positions (ghost-fluid free surface, cut-cell
 //!    obstacles, bodies through their dual cells: see [`crate::coupling`]) gives `u^{n+1}` and
 //!    `v^{n+1}` (a viscous liquid's projected velocity then diffuses implicitly with the bodies,
@@ -23,7 +24,8 @@
 //!    bodies held along the normals of their contact points and free along every other
 //!    direction, so the liquid moves with a body the floor has stopped and the other bodies
 //!    take their share of that (held wholly, floating bodies kept the pull of a liquid that ran
-//!    after a body the floor then stopped, and sank); velocity extension;
+//!    after a body the floor then stopped, and sank); velocity extension; a viscoelastic
+//!    liquid's strain is carried on with `u^{n+1}`;
 //! 7. the world's health check ([`World::check`]): a non-finite value or a speed above
 //!    `simulation.max_speed` anywhere is a blow-up.
 //!
@@ -53,6 +55,9 @@ pub struct PhaseTimings {
     pub forces: f64,
     /// The viscous solve (zero for an inviscid liquid).
     pub viscosity: f64,
+    /// A viscoelastic liquid's strain: its stress's push and its update (zero without
+    /// elasticity).
+    pub elasticity: f64,
     /// The coupled solve of the velocity update (assembly, solve, velocity update), and the
     /// liquid's re-projection after contact.
     pub projection: f64,
@@ -70,6 +75,7 @@ impl PhaseTimings {
         self.velocity_advection += other.velocity_advection;
         self.forces += other.forces;
         self.viscosity += other.viscosity;
+        self.elasticity += other.elasticity;
         self.projection += other.projection;
         self.extrapolation += other.extrapolation;
         self.bodies += other.bodies;
@@ -77,7 +83,7 @@ impl PhaseTimings {
 
     /// Total of all phases.
     pub fn total(&self) -> f64 {
-        self.surface + self.velocity_advection + self.forces + self.viscosity + self.projection + self.extrapolation + self.bodies
+        self.surface + self.velocity_advection + self.forces + self.viscosity + self.elasticity + self.projection + self.extrapolation + self.bodies
     }
 }
 
@@ -250,6 +256,8 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
         solid.predict_velocities(dt, &gravity, clock.time);
     }
     lap(&mut timings.forces);
+    f.liquid.apply_elastic_stress(&grid, dt);
+    lap(&mut timings.elasticity);
     let mut impulse_on_liquid = Vec3::zeros();
     let mut viscosity = DiffusionReport::default();
     let (mut valid, coupling) = if f.liquid.params.viscosity.is_on() {
@@ -275,5 +283,7 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     let layers = settings.cfl.ceil() as usize + 4;
     f.liquid.extend_velocity(&grid, &f.statics, valid, layers);
     lap(&mut timings.extrapolation);
+    f.liquid.evolve_strain(&grid, dt);
+    lap(&mut timings.elasticity);
     Ok(StepReport { dt, impulse_on_liquid, fluid: FluidStep::LevelSet { viscosity, projection: f.liquid.last_projection, timings } })
 }

@@ -4,6 +4,7 @@ use crate::error::SceneError;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
 use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
+use crate::fluids::viscoelasticity::Elasticity;
 use crate::fluids::viscosity::Viscosity;
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::grid::{Array3, Grid, Location};
@@ -175,6 +176,11 @@ impl World {
                     preconditioner: l.pressure_preconditioner,
                     viscosity: viscosity(l),
                     surface_tension: l.surface_tension,
+                    elasticity: l.elastic.map_or(Elasticity::NONE, |e| Elasticity {
+                        modulus: e.modulus,
+                        yield_strain: e.yield_strain.unwrap_or(Real::INFINITY),
+                        plastic_rate: e.plastic_rate.unwrap_or(Real::INFINITY),
+                    }),
                     particles_per_cell: l.particles_per_cell as usize,
                     reseed_every: l.reseed_every as u64,
                     seed: scene.simulation.seed,

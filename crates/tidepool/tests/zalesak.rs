@@ -31,6 +31,7 @@ fn one_turn(n: usize) -> Real {
         preconditioner: Default::default(),
         viscosity: Viscosity { kinematic: 0.0, density: 1000.0, slip: Slip::NoSlip, solve: PcgParams { tolerance: 1e-6, max_iterations: 100 } },
         surface_tension: 0.0,
+        elasticity: tidepool::fluids::viscoelasticity::Elasticity::NONE,
         particles_per_cell: 16,
         reseed_every: 10,
         seed: 1,

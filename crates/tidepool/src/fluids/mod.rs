@@ -5,6 +5,7 @@
 pub mod eulerian;
 pub mod flip;
 pub mod lattice;
+pub mod viscoelasticity;
 pub mod viscosity;
 
 use crate::grid::advection::advect_points;

@@ -152,6 +152,9 @@ pub struct Liquid {
     /// mercury 0.49). Level-set liquids only; it limits the substep at fine grids.
     #[serde(default)]
     pub surface_tension: f64,
+    /// A viscoelastic liquid's elasticity (`[liquid.elastic]`; none by default).
+    #[serde(default)]
+    pub elastic: Option<Elastic>,
     /// Marker particles per cell near the surface (0 turns the particle correction off).
     #[serde(default = "default_particles_per_cell")]
     pub particles_per_cell: u32,
@@ -182,6 +185,7 @@ impl Default for Liquid {
             viscosity: 0.0,
             slip: Default::default(),
             surface_tension: 0.0,
+            elastic: None,
             particles_per_cell: default_particles_per_cell(),
             reseed_every: default_reseed_every(),
             volume_correction: true,
@@ -201,6 +205,20 @@ pub enum LiquidMethod {
     /// Mass-full FLIP particles with unilateral (or bilateral) incompressibility and blurred
     /// obstacles: big splashing liquid.
     Flip,
+}
+
+/// `[liquid.elastic]`: a viscoelastic liquid.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Elastic {
+    /// The elastic modulus (Pa): how hard the liquid springs back from a strain.
+    pub modulus: f64,
+    /// The strain beyond which it flows instead (none: it springs back from any strain).
+    #[serde(default)]
+    pub yield_strain: Option<f64>,
+    /// How fast strain beyond the yield strain flows away (1/s; none: at once).
+    #[serde(default)]
+    pub plastic_rate: Option<f64>,
 }
 
 /// `[liquid.flip]`.

@@ -290,6 +290,16 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     cx.check(liquid.surface_tension == 0.0 || liquid.method == LiquidMethod::LevelSet, "liquid.surface_tension", || {
         "surface tension needs the level-set liquid (method = \"level-set\"); FLIP liquids have none".into()
     })?;
+    if let Some(elastic) = &liquid.elastic {
+        cx.within(elastic.modulus, 1e-6, 1e9, "liquid.elastic.modulus", "an elastic modulus in Pa (a soft jelly about 100)")?;
+        if let Some(strain) = elastic.yield_strain {
+            cx.within(strain, 0.0, 1e6, "liquid.elastic.yield_strain", "a strain (0.1 yields at a tenth)")?;
+        }
+        if let Some(rate) = elastic.plastic_rate {
+            cx.within(rate, 1e-6, 1e9, "liquid.elastic.plastic_rate", "a rate in 1/s")?;
+        }
+        cx.check(liquid.method == LiquidMethod::LevelSet, "liquid.elastic", || "a viscoelastic liquid needs the level-set liquid (method = \"level-set\")".into())?;
+    }
     cx.check(liquid.reseed_every >= 1, "liquid.reseed_every", || "expected at least 1 substep".into())?;
     cx.check(liquid.particles_per_cell <= 512, "liquid.particles_per_cell", || format!("expected at most 512 particles per cell, got {}", liquid.particles_per_cell))?;
 

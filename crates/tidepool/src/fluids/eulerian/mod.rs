@@ -8,6 +8,7 @@ pub mod particles;
 
 use crate::coupling::poisson::ProjectionReport;
 use crate::coupling::{self, Contacts, CouplingReport, FluidView, TrialLiquid};
+use crate::fluids::viscoelasticity::{Elasticity, Strain};
 use crate::fluids::viscosity::{self, DiffusionReport, Viscosity};
 use crate::geometry::{Shape, TriMesh};
 use crate::grid::advection::{advect, advect_velocity, AdvectionScheme};
@@ -53,6 +54,8 @@ pub struct LiquidParams {
     pub viscosity: Viscosity,
     /// Surface tension against the air (N/m; 0: none).
     pub surface_tension: Real,
+    /// Elasticity (a viscoelastic liquid; off where its modulus is 0).
+    pub elasticity: Elasticity,
     /// Marker particles per band cell (0: plain level set).
     pub particles_per_cell: usize,
     /// Substeps between reseedings.
@@ -169,6 +172,8 @@ pub struct LevelSetLiquid {
     /// centres (negative inside), set before each substep; the liquid extends into them and is
     /// not counted there. Without bodies the obstacles' own distance is used.
     pub solids_with_bodies: Option<Array3<Real>>,
+    /// The elastic strain of a viscoelastic liquid ([`Strain`]); `None` without elasticity.
+    pub strain: Option<Strain>,
 }
 
 impl LevelSetLiquid {
@@ -185,6 +190,7 @@ impl LevelSetLiquid {
             last_projection: ProjectionReport::default(),
             volume: VolumeControl { enabled: params.volume_correction, target: 0.0, error_integral: 0.0, divergence: 0.0 },
             solids_with_bodies,
+            strain: params.elasticity.is_on().then(|| Strain::zeros(grid)),
         };
         liquid.extend_into_solids(solids);
         liquid.volume.target = liquid.volume_without_solids(grid, solids);
@@ -260,6 +266,21 @@ impl LevelSetLiquid {
         }
         let liquid = viscosity::liquid_faces(grid, &self.phi, solids, self.solids_with_bodies.as_ref());
         viscosity::diffuse(grid, solids, &liquid, &params, dt, &mut self.velocity.faces, bodies)
+    }
+
+    /// The elastic stress's push on the velocity over `dt` (nothing for a liquid without
+    /// elasticity; [`Strain::push`]).
+    pub fn apply_elastic_stress(&mut self, grid: &Grid, dt: Real) {
+        if let Some(strain) = &self.strain {
+            strain.push(grid, self.params.elasticity.modulus / self.params.density, dt, &mut self.velocity.faces);
+        }
+    }
+
+    /// Carries the elastic strain on by `dt` with the (projected) velocity ([`Strain::evolve`]).
+    pub fn evolve_strain(&mut self, grid: &Grid, dt: Real) {
+        if let Some(strain) = &mut self.strain {
+            strain.evolve(grid, &self.velocity, &self.phi, &self.params.elasticity, dt);
+        }
     }
 
     /// Liquid volume outside obstacles (m^3).
@@ -433,13 +454,14 @@ impl LevelSetLiquid {
 
     /// Largest substep allowed by the CFL number: the fastest face velocity (plus the speed
     /// gravity adds over one cell) may cross `cfl` cells. Under surface tension also the
-    /// capillary limit, whatever the CFL number ([`capillary_dt`]).
+    /// capillary limit, and in a viscoelastic liquid the elastic one, whatever the CFL number
+    /// ([`capillary_dt`], [`Elasticity::stable_dt`]).
     pub fn cfl_dt(&self, grid: &Grid, cfl: Real, gravity: &Vec3, sources: &[LiquidSource]) -> Real {
         let face_max = self.velocity.faces.iter().map(|f| f.as_slice().par_iter().map(|u| u.abs()).reduce(|| 0.0, Real::max)).fold(0.0, Real::max);
         let source_max = sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
         let speed = face_max.max(source_max) + (grid.dx * gravity.norm()).sqrt();
         let advective = if speed > 0.0 { cfl * grid.dx / speed } else { Real::INFINITY };
-        advective.min(capillary_dt(grid, self.params.density, self.params.surface_tension))
+        advective.min(capillary_dt(grid, self.params.density, self.params.surface_tension)).min(self.params.elasticity.stable_dt(grid, self.params.density))
     }
 
     /// Largest speed at the centre of a liquid cell (m/s).
@@ -536,13 +558,22 @@ impl LevelSetLiquid {
     /// The liquid's state for a checkpoint: volume control, velocity, level set, pressure (the
     /// next solve's initial guess) and marker particles.
     pub fn save_state(&self) -> Vec<u8> {
-        postcard::to_allocvec(&(&self.volume, &self.velocity, &self.phi, &self.pressure, &self.particles)).expect("liquid state serialises")
+        postcard::to_allocvec(&(&self.volume, &self.velocity, &self.phi, &self.pressure, &self.particles, &self.strain)).expect("liquid state serialises")
     }
 
     /// Restores a state written by [`LevelSetLiquid::save_state`] for the same scene.
     pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
-        type State = (VolumeControl, MacVelocity, Array3<Real>, Array3<Real>, Vec<MarkerParticle>);
-        let (volume, velocity, phi, pressure, particles): State = postcard::from_bytes(bytes).map_err(|e| format!("the liquid's state does not decode: {e}"))?;
+        type State = (VolumeControl, MacVelocity, Array3<Real>, Array3<Real>, Vec<MarkerParticle>, Option<Strain>);
+        let (volume, velocity, phi, pressure, particles, strain): State = postcard::from_bytes(bytes).map_err(|e| format!("the liquid's state does not decode: {e}"))?;
+        match (&mut self.strain, strain) {
+            (Some(mine), Some(saved)) => {
+                for (component, saved) in mine.components.iter_mut().zip(saved.components) {
+                    component.restore_from(saved)?;
+                }
+            }
+            (None, None) => {}
+            _ => return Err("the liquid's state and the scene disagree on whether it is elastic".into()),
+        }
         self.velocity.restore_from(velocity)?;
         self.phi.restore_from(phi)?;
         self.pressure.restore_from(pressure)?;
@@ -556,6 +587,7 @@ impl LevelSetLiquid {
             + self.phi.heap_bytes()
             + self.pressure.heap_bytes()
             + self.particles.capacity() * std::mem::size_of::<MarkerParticle>()
+            + self.strain.as_ref().map_or(0, Strain::heap_bytes)
     }
 }
 
