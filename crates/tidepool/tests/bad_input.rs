@@ -40,6 +40,8 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("negative viscosity", format!("{HEAD}\n[liquid]\nviscosity = -1.0\n"), Some(10), "dynamic viscosity in Pa s"),
         ("negative surface tension", format!("{HEAD}\n[liquid]\nsurface_tension = -0.07\n"), Some(10), "surface tension in N/m"),
         ("surface tension in FLIP", format!("{HEAD}\n[liquid]\nmethod = \"flip\"\nsurface_tension = 0.07\n"), Some(11), "needs the level-set liquid"),
+        ("negative elastic modulus", format!("{HEAD}\n[liquid.elastic]\nmodulus = -5.0\n"), Some(10), "elastic modulus in Pa"),
+        ("elastic FLIP", format!("{HEAD}\n[liquid]\nmethod = \"flip\"\n[liquid.elastic]\nmodulus = 100.0\n"), Some(11), "viscoelastic liquid needs the level-set liquid"),
         ("unknown slip", format!("{HEAD}\n[liquid]\nviscosity = 1.0\nslip = \"sticky\"\n"), Some(11), "unknown variant `sticky`"),
         ("camera fov", format!("{HEAD}\n[output]\ncamera = {{ fov = 0.0 }}\n"), Some(10), "field of view"),
         ("tracer spacing", format!("{HEAD}\n[[tracers]]\nshape.box = {{ min = [0.1, 0.1, 0.1], max = [0.5, 0.5, 0.5] }}\nspacing = -0.01\n"), Some(11), "positive spacing"),

@@ -111,9 +111,12 @@ fn resume_is_bit_identical(scene: &AnyScene, name: &str) {
     assert_eq!(stats_without_timing(&whole), stats_without_timing(&split), "{name}");
 }
 
+/// The level-set liquid with all its state: viscous, under surface tension, and viscoelastic
+/// (its strain is in the checkpoint).
 #[test]
 fn level_set_with_bodies_resumes_bit_identically() {
-    resume_is_bit_identical(&tank_with_bodies("method = \"level-set\""), "level-set");
+    let liquid = "method = \"level-set\"\nviscosity = 0.5\nsurface_tension = 0.07\nelastic = { modulus = 2000.0, yield_strain = 0.3 }";
+    resume_is_bit_identical(&tank_with_bodies(liquid), "level-set");
 }
 
 #[test]

@@ -19,7 +19,7 @@
 //! waves at the speed `sqrt(mu_e / (2 rho))`: a vortex that is an eigenfunction of the
 //! Laplacian with eigenvalue `-k^2` oscillates at `omega = k sqrt(mu_e / (2 rho))`.
 
-use crate::grid::advection::{advect, AdvectionScheme};
+use crate::grid::advection::carried;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::Real;
 use nalgebra::{Matrix3, Rotation3, Vector3};
@@ -82,11 +82,6 @@ impl Strain {
         Strain { components: std::array::from_fn(|_| grid.zeros(Location::Cell)) }
     }
 
-    /// The tensor at cell `c` (flat index).
-    fn tensor(&self, c: usize) -> Matrix3<Real> {
-        Matrix3::from_fn(|a, b| self.components[index(a, b)].as_slice()[c])
-    }
-
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.components.iter().map(Array3::heap_bytes).sum()
@@ -130,25 +125,25 @@ impl Strain {
         }
     }
 
-    /// Moves the strain on by `dt` with the liquid's `velocity`: advected (semi-Lagrangian),
-    /// turned by the local rotation, grown by the strain rate, yielded, and zero outside the
-    /// liquid (`phi >= 0`).
+    /// Moves the strain on by `dt` with the liquid's `velocity`: advected (semi-Lagrangian:
+    /// each liquid cell's tensor taken from where the flow brings it from), turned by the
+    /// local rotation, grown by the strain rate, yielded, and zero outside the liquid (`phi >=
+    /// 0`).
     pub fn evolve(&mut self, grid: &Grid, velocity: &MacVelocity, phi: &Array3<Real>, elasticity: &Elasticity, dt: Real) {
-        for component in self.components.iter_mut() {
-            *component = advect(grid, velocity, component, Location::Cell, dt, AdvectionScheme::SemiLagrangian);
-        }
-        let gradients = velocity_gradients(grid, velocity);
         let updated: Vec<[Real; 6]> = (0..grid.cell_count())
             .into_par_iter()
             .map(|c| {
                 if phi.as_slice()[c] >= 0.0 {
                     return [0.0; 6];
                 }
-                let g = gradients[c];
-                let rate = 0.5 * (g + g.transpose());
+                let cell = phi.coords(c);
+                let x = grid.position(Location::Cell, cell[0], cell[1], cell[2]);
+                let from = carried(grid, velocity, &x, -dt);
+                let carried_in = Matrix3::from_fn(|a, b| grid.interpolate(&self.components[index(a, b)], Location::Cell, &from));
+                let g = velocity_gradient(grid, velocity, cell);
                 let vorticity = Vector3::new(g[(2, 1)] - g[(1, 2)], g[(0, 2)] - g[(2, 0)], g[(1, 0)] - g[(0, 1)]);
                 let turn = Rotation3::new(0.5 * dt * vorticity).into_inner();
-                let mut e = turn * self.tensor(c) * turn.transpose() + dt * rate;
+                let mut e = turn * carried_in * turn.transpose() + dt * 0.5 * (g + g.transpose());
                 let size = e.norm();
                 if size > elasticity.yield_strain {
                     let flow = (dt * elasticity.plastic_rate * (size - elasticity.yield_strain) / size).min(1.0 - elasticity.yield_strain / size);
@@ -163,34 +158,24 @@ impl Strain {
     }
 }
 
-/// The velocity gradient `g[(a, b)] = du_a / dx_b` at every cell centre: the diagonal from the
-/// cell's two faces, the rest by central differences of the velocity averaged to the cell
-/// centres (one-sided at the grid's edges).
-fn velocity_gradients(grid: &Grid, velocity: &MacVelocity) -> Vec<Matrix3<Real>> {
-    let dims = grid.dims;
-    let centred: [Array3<Real>; 3] = std::array::from_fn(|a| {
-        grid.zeros(Location::Cell).par_map(|i, j, k, _| {
-            let mut upper = [i, j, k];
+/// The velocity gradient `g[(a, b)] = du_a / dx_b` at the centre of `cell`: the diagonal from
+/// the cell's two faces, the rest by central differences of the velocity averaged to the
+/// neighbouring cells' centres (one-sided at the grid's edges).
+fn velocity_gradient(grid: &Grid, velocity: &MacVelocity, cell: [usize; 3]) -> Matrix3<Real> {
+    let centred = |a: usize, c: [usize; 3]| {
+        let mut upper = c;
+        upper[a] += 1;
+        0.5 * (velocity.faces[a].get(c[0], c[1], c[2]) + velocity.faces[a].get(upper[0], upper[1], upper[2]))
+    };
+    Matrix3::from_fn(|a, b| {
+        if a == b {
+            let mut upper = cell;
             upper[a] += 1;
-            0.5 * (velocity.faces[a].get(i, j, k) + velocity.faces[a].get(upper[0], upper[1], upper[2]))
-        })
-    });
-    (0..grid.cell_count())
-        .into_par_iter()
-        .map(|c| {
-            let cell = centred[0].coords(c);
-            Matrix3::from_fn(|a, b| {
-                if a == b {
-                    let mut upper = cell;
-                    upper[a] += 1;
-                    return (velocity.faces[a].get(upper[0], upper[1], upper[2]) - velocity.faces[a].get(cell[0], cell[1], cell[2])) / grid.dx;
-                }
-                let (mut lo, mut hi) = (cell, cell);
-                lo[b] = cell[b].saturating_sub(1);
-                hi[b] = (cell[b] + 1).min(dims[b] - 1);
-                let span = (hi[b] - lo[b]) as Real * grid.dx;
-                (centred[a].get(hi[0], hi[1], hi[2]) - centred[a].get(lo[0], lo[1], lo[2])) / span
-            })
-        })
-        .collect()
+            return (velocity.faces[a].get(upper[0], upper[1], upper[2]) - velocity.faces[a].get(cell[0], cell[1], cell[2])) / grid.dx;
+        }
+        let (mut lo, mut hi) = (cell, cell);
+        lo[b] = cell[b].saturating_sub(1);
+        hi[b] = (cell[b] + 1).min(grid.dims[b] - 1);
+        (centred(a, hi) - centred(a, lo)) / ((hi[b] - lo[b]) as Real * grid.dx)
+    })
 }
