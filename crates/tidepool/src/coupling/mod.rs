@@ -903,6 +903,12 @@ mod tests {
         Tank { grid, phi, statics, velocity, body }
     }
 
+    /// Water in a tank as the coupled solve sees it, solved to 1e-10 with `preconditioner`.
+    fn water<'a>(grid: &'a Grid, phi: &'a Array3<Real>, statics: &'a StaticSolids, preconditioner: PressurePreconditioner) -> FluidView<'a> {
+        let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
+        FluidView { grid, phi, statics, density: 1000.0, surface_tension: 0.0, params, preconditioner, up: Vec3::y(), unilateral: false }
+    }
+
     /// The system of a small tank as a dense matrix over its unknowns.
     fn dense(t: &mut Tank) -> DMatrix<Real> {
         let solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
@@ -972,10 +978,8 @@ mod tests {
         let run = |preconditioner| {
             let mut t = tank(600.0);
             let mut pressure = t.grid.zeros(Location::Cell);
-            let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
             let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-            let view =
-                FluidView { grid: &t.grid, phi: &t.phi, statics: &t.statics, density: 1000.0, surface_tension: 0.0, params, preconditioner, up: Vec3::y(), unilateral: false };
+            let view = water(&t.grid, &t.phi, &t.statics, preconditioner);
             let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids, &[]);
             assert!(report.projection.converged, "{preconditioner:?}");
             (pressure, t.body.velocity)
@@ -992,20 +996,9 @@ mod tests {
     /// the cube on its faces; the impulses on liquid and cube are equal and opposite.
     fn solve(t: &mut Tank) -> [Array3<bool>; 3] {
         let mut pressure = t.grid.zeros(Location::Cell);
-        let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
         let momentum_before = t.body.mass * t.body.velocity;
         let mut solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-        let view = FluidView {
-            grid: &t.grid,
-            phi: &t.phi,
-            statics: &t.statics,
-            density: 1000.0,
-            surface_tension: 0.0,
-            params,
-            preconditioner: PressurePreconditioner::Mic0,
-            up: Vec3::y(),
-            unilateral: false,
-        };
+        let view = water(&t.grid, &t.phi, &t.statics, PressurePreconditioner::Mic0);
         let (valid, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.0, &mut solids, &[]);
         assert!(report.projection.converged);
         let received = t.body.mass * t.body.velocity - momentum_before;
@@ -1065,18 +1058,7 @@ mod tests {
         let mut t = tank(1000.0);
         t.phi = t.phi.par_map(|_, _, _, _| -1.0);
         let mut pressure = t.grid.zeros(Location::Cell);
-        let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
-        let view = FluidView {
-            grid: &t.grid,
-            phi: &t.phi,
-            statics: &t.statics,
-            density: 1000.0,
-            surface_tension: 0.0,
-            params,
-            preconditioner: PressurePreconditioner::Mic0,
-            up: Vec3::y(),
-            unilateral: false,
-        };
+        let view = water(&t.grid, &t.phi, &t.statics, PressurePreconditioner::Mic0);
         let (_, report) = project(view, &mut t.velocity, &mut pressure, DT, 0.01, &mut [], &[]);
         assert!(report.projection.converged, "{report:?}");
     }
