@@ -91,34 +91,23 @@ impl Strain {
     /// counts as zero (walls hold their faces' normal velocity anyway).
     pub fn push(&self, grid: &Grid, modulus_over_density: Real, dt: Real, faces: &mut [Array3<Real>; 3]) {
         let scale = dt * modulus_over_density / grid.dx;
-        let dims = grid.dims;
-        let strain = |component: usize, c: [isize; 3]| -> Real {
-            if (0..3).all(|a| c[a] >= 0 && (c[a] as usize) < dims[a]) {
-                self.components[component].get(c[0] as usize, c[1] as usize, c[2] as usize)
-            } else {
-                0.0
-            }
-        };
         for (a, faces) in faces.iter_mut().enumerate() {
             faces.par_update(|i, j, k, u| {
-                let upper = [i as isize, j as isize, k as isize];
-                if upper[a] == 0 || upper[a] as usize == dims[a] {
+                if [i, j, k][a] == 0 || [i, j, k][a] == grid.dims[a] {
                     return;
                 }
-                let mut lower = upper;
-                lower[a] -= 1;
-                let mut divergence = strain(index(a, a), upper) - strain(index(a, a), lower);
+                // The component's value at the face's upper cell `(i, j, k)` moved by `offset`
+                // (the lower cell is `-1` along `a`).
+                let at = |component: usize, offset: [isize; 3]| self.components[component].get_offset(i, j, k, offset).unwrap_or(0.0);
+                let moved = |moves: &[(usize, isize)]| {
+                    let mut offset = [0; 3];
+                    moves.iter().for_each(|&(axis, by)| offset[axis] += by);
+                    offset
+                };
+                let mut divergence = at(index(a, a), [0; 3]) - at(index(a, a), moved(&[(a, -1)]));
                 for b in (0..3).filter(|&b| b != a) {
-                    let shifted = |c: [isize; 3], s: isize| {
-                        let mut c = c;
-                        c[b] += s;
-                        c
-                    };
-                    let component = index(a, b);
-                    divergence += 0.25
-                        * (strain(component, shifted(lower, 1)) + strain(component, shifted(upper, 1))
-                            - strain(component, shifted(lower, -1))
-                            - strain(component, shifted(upper, -1)));
+                    let c = index(a, b);
+                    divergence += 0.25 * (at(c, moved(&[(a, -1), (b, 1)])) + at(c, moved(&[(b, 1)])) - at(c, moved(&[(a, -1), (b, -1)])) - at(c, moved(&[(b, -1)])));
                 }
                 *u += scale * divergence;
             });
