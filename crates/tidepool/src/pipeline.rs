@@ -221,8 +221,10 @@ fn flip_step(f: &mut FlipLiquid, solids: &mut Solids, settings: &Settings, clock
         // As for the level-set liquid: projected, diffused, projected again.
         impulse_on_liquid += f.project(&mut sub, dt, &mut solids.coupled_mut());
         impulse_on_liquid += f.apply_viscosity(&mut sub, dt, &mut solids.coupled_mut());
+        impulse_on_liquid += f.reproject(&mut sub, dt, &mut solids.coupled_mut());
+    } else {
+        impulse_on_liquid += f.project(&mut sub, dt, &mut solids.coupled_mut());
     }
-    impulse_on_liquid += f.project(&mut sub, dt, &mut solids.coupled_mut());
     if let Some(contacts) = contact_all(solids, dt) {
         impulse_on_liquid += f.project_held(&mut sub, dt, &mut solids.coupled_mut(), &contacts);
     }

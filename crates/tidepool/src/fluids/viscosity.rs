@@ -32,7 +32,7 @@
 use crate::coupling::response::SolidBlock;
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
-use crate::solids::{Boundary, CoupledSolid, StaticSolids};
+use crate::solids::{body_holding, Boundary, CoupledSolid, StaticSolids};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
@@ -355,14 +355,7 @@ impl AxisFaces<'_> {
     fn body_link(&self, face: [usize; 3], other: [usize; 3]) -> Option<Link> {
         let at = |f: [usize; 3]| self.grid.position(Location::Face(self.a), f[0], f[1], f[2]);
         let (x_other, x_face) = (at(other), at(face));
-        let (solid, inside) = self
-            .bodies
-            .iter()
-            .zip(self.spheres)
-            .enumerate()
-            .filter(|(_, (_, (centre, radius)))| (x_other - centre).norm() <= *radius)
-            .map(|(s, (body, _))| (s, body.signed_distance(&x_other)))
-            .find(|(_, d)| *d < 0.0)?;
+        let (solid, inside) = body_holding(self.bodies, self.spheres, &x_other)?;
         let outside = self.bodies[solid].signed_distance(&x_face).max(0.0);
         let theta = (outside / (outside - inside)).clamp(WALL_THETA_MIN, 1.0);
         Some(Link::Body { solid, point: x_face + theta * (x_other - x_face), theta })

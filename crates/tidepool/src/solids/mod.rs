@@ -268,6 +268,19 @@ pub fn shared<'a>(solids: &'a [&mut dyn CoupledSolid]) -> Vec<&'a dyn CoupledSol
     solids.iter().map(|s| &**s as &dyn CoupledSolid).collect()
 }
 
+/// The first of `bodies` whose inside holds `x`, with its signed distance there (negative):
+/// each body is asked only where `x` lies in its bounding sphere (`spheres[i]`, as
+/// [`CoupledSolid::bounding_sphere`] gives them).
+pub fn body_holding(bodies: &[&dyn CoupledSolid], spheres: &[(Vec3, Real)], x: &Vec3) -> Option<(usize, Real)> {
+    bodies
+        .iter()
+        .zip(spheres)
+        .enumerate()
+        .filter(|(_, (_, (centre, radius)))| (x - centre).norm() <= *radius)
+        .map(|(i, (body, _))| (i, body.signed_distance(x)))
+        .find(|(_, d)| *d < 0.0)
+}
+
 /// Every solid of the sets, mutably, rigid bodies first (apart from [`Solids`] so that the
 /// static geometry can be borrowed beside it).
 fn all_mut<'a>(rigid: &'a mut SolidSet<RigidBody>, reduced: &'a mut SolidSet<Articulated>) -> impl Iterator<Item = &'a mut dyn Solid> {

@@ -32,7 +32,7 @@ use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
 use crate::math::{Real, SplitMix64, Vec3};
 use crate::settings::Settings;
 use crate::solids::Boundary;
-use crate::solids::{CoupledSolid, StaticSolids};
+use crate::solids::{body_holding, CoupledSolid, StaticSolids};
 use raster::{Bins, Indicator};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -684,9 +684,10 @@ impl FlipLiquid {
         let liquid = {
             // Inside a body by its own distance, as the viscous solve finds its links (the
             // blurred fractions close faces a cell out, which then link to nothing).
-            let solids: Vec<(&dyn CoupledSolid, (Vec3, Real))> = bodies.iter().map(|b| (&**b, b.bounding_sphere())).collect();
-            let in_body = |x: &Vec3| solids.iter().any(|(b, (c, r))| (x - c).norm() <= *r && b.signed_distance(x) < 0.0);
-            [0, 1, 2].map(|a| sub.marked[a].par_map(|i, j, k, m| m && statics.face_open[a].get(i, j, k) > 0.0 && !in_body(&grid.position(Location::Face(a), i, j, k))))
+            let solids = crate::solids::shared(bodies);
+            let spheres: Vec<(Vec3, Real)> = solids.iter().map(|b| b.bounding_sphere()).collect();
+            let outside = |x: &Vec3| body_holding(&solids, &spheres, x).is_none();
+            [0, 1, 2].map(|a| sub.marked[a].par_map(|i, j, k, m| m && statics.face_open[a].get(i, j, k) > 0.0 && outside(&grid.position(Location::Face(a), i, j, k))))
         };
         self.last.viscosity = viscosity::diffuse(&grid, statics, &liquid, &self.params.viscosity, dt, &mut sub.u, bodies);
         sub.timings.solve += stopwatch.elapsed().as_secs_f64();
@@ -701,18 +702,42 @@ impl FlipLiquid {
     /// puts on them; unilateral, its pressures bounded below by zero (MPRGP with the impulses
     /// free). Returns the impulse the bodies gave the liquid.
     pub fn project(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> Vec3 {
+        self.solve_velocity(sub, dt, bodies, false)
+    }
+
+    /// Phase 3 again after the viscosity has diffused the solved velocity: a correction,
+    /// added to the pressure of the first solve ([`coupling::project_held`] with no contacts
+    /// for the monolithic solve). Returns the impulse the bodies gave the liquid.
+    pub fn reproject(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> Vec3 {
+        self.solve_velocity(sub, dt, bodies, true)
+    }
+
+    /// The velocity solve of [`FlipLiquid::project`], or of [`FlipLiquid::reproject`] where
+    /// `correction`.
+    fn solve_velocity(&mut self, sub: &mut FlipSubstep, dt: Real, bodies: &mut [&mut dyn CoupledSolid], correction: bool) -> Vec3 {
         let stopwatch = Instant::now();
         let impulse = match self.params.incompressibility {
             Incompressibility::Unilateral if !self.params.moves_bodies => {
                 let density = std::mem::replace(&mut sub.density, Array3::filled([0; 3], 0.0));
                 let p = self.unilateral_projection(dt, &density, &sub.face_density, &mut sub.u);
                 sub.density = density;
-                self.pressure = Array3::from_vec(self.grid.dims, p.iter().map(|p| p / dt).collect());
+                let solved = Array3::from_vec(self.grid.dims, p.iter().map(|p| p / dt).collect());
+                if correction {
+                    self.pressure.as_mut_slice().par_iter_mut().zip(solved.as_slice().par_iter()).for_each(|(p, c)| *p += c);
+                } else {
+                    self.pressure = solved;
+                }
                 Vec3::zeros()
             }
             _ => {
                 let phi = self.liquid_phi(&sub.density, &crate::solids::shared(bodies));
-                let (_, report) = self.coupled_solve(&phi, &mut sub.u, |view, velocity, pressure| coupling::project(view, velocity, pressure, dt, 0.0, bodies, &[]));
+                let (_, report) = self.coupled_solve(&phi, &mut sub.u, |view, velocity, pressure| {
+                    if correction {
+                        coupling::project_held(view, velocity, pressure, dt, 0.0, bodies, &[])
+                    } else {
+                        coupling::project(view, velocity, pressure, dt, 0.0, bodies, &[])
+                    }
+                });
                 self.last.unknowns = report.projection.unknowns;
                 self.last.iterations = report.projection.iterations;
                 self.last.active = report.active;
@@ -820,7 +845,7 @@ impl FlipLiquid {
         let spheres: Vec<(Vec3, Real)> = bodies.iter().map(|b| b.bounding_sphere()).collect();
         let mut outside = self.statics.phi_cells.par_map(|i, j, k, d| {
             let x = grid.position(Location::Cell, i, j, k);
-            d >= 0.0 && bodies.iter().zip(&spheres).all(|(b, (c, r))| (x - c).norm() > *r || b.signed_distance(&x) >= 0.0)
+            d >= 0.0 && body_holding(bodies, &spheres, &x).is_none()
         });
         let layers = spheres.iter().map(|(_, r)| (r / grid.dx).ceil() as usize + 1).fold(2, usize::max);
         crate::grid::extrapolate::extrapolate(&mut phi, &mut outside, layers);
