@@ -3,6 +3,7 @@
 use crate::error::SceneError;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
+use crate::fluids::multiphase::{Phase, Phases};
 use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
 use crate::fluids::viscoelasticity::Elasticity;
 use crate::fluids::viscosity::Viscosity;
@@ -50,6 +51,20 @@ fn pressure_solve(liquid: &crate::scene::schema::Liquid) -> PcgParams {
 /// The liquid's viscosity as the solves take it (kinematic; its solve stops as the pressure's).
 fn viscosity(liquid: &crate::scene::schema::Liquid) -> Viscosity {
     Viscosity { kinematic: liquid.viscosity / liquid.density, density: liquid.density, slip: liquid.slip, solve: pressure_solve(liquid) }
+}
+
+/// The phases of a liquid of several, filling their level sets `phi`.
+fn phases(liquid: &crate::scene::schema::Liquid, phi: Vec<Array3<Real>>) -> Phases {
+    let n = liquid.phase.len();
+    let list = liquid.phase.iter().map(|p| Phase { name: p.name.clone(), density: p.density, air_tension: p.surface_tension }).collect();
+    let index = |name: &String| liquid.phase.iter().position(|p| &p.name == name).unwrap_or(0);
+    let mut tension = vec![0.0; n * n];
+    for interface in &liquid.interface {
+        let (a, b) = (index(&interface.between[0]), index(&interface.between[1]));
+        tension[a * n + b] = interface.surface_tension;
+        tension[b * n + a] = interface.surface_tension;
+    }
+    Phases::new(list, tension, phi)
 }
 
 /// The FLIP settings of a scene.
@@ -162,15 +177,20 @@ impl World {
             }
             LiquidMethod::LevelSet => {
                 let far = grid.dx * grid.dims.iter().sum::<usize>() as Real;
-                let phi = grid.sample_fn(Location::Cell, |x| {
-                    loaded.regions.iter().fold(far, |phi, (op, shape)| match op {
-                        Operation::Add => phi.min(shape.signed_distance(&x)),
-                        Operation::Subtract => phi.max(-shape.signed_distance(&x)),
+                // The liquid's level set, or that of one phase (`Some(k)`): a region of another
+                // phase takes its shape from it.
+                let level_set = |phase: Option<usize>| {
+                    grid.sample_fn(Location::Cell, |x| {
+                        loaded.regions.iter().fold(far, |phi, (op, shape, k)| match op {
+                            Operation::Add if phase.is_none_or(|p| p == *k) => phi.min(shape.signed_distance(&x)),
+                            _ => phi.max(-shape.signed_distance(&x)),
+                        })
                     })
-                });
+                };
                 let l = &scene.liquid;
+                let phases = (!l.phase.is_empty()).then(|| phases(l, (0..l.phase.len()).map(|k| level_set(Some(k))).collect()));
                 let params = LiquidParams {
-                    density: l.density,
+                    density: phases.as_ref().map_or(l.density, Phases::max_density),
                     advection: l.advection,
                     pressure: pressure_solve(l),
                     preconditioner: l.pressure_preconditioner,
@@ -188,7 +208,10 @@ impl World {
                     up: settings.up(),
                 };
                 let distance = solids_with_bodies(&grid, &statics, &solids.coupled());
-                let liquid = LevelSetLiquid::new(&grid, params, phi, &statics, distance);
+                let mut liquid = LevelSetLiquid::new(&grid, params, level_set(None), &statics, distance);
+                if let Some(phases) = phases {
+                    liquid = liquid.with_phases(&grid, &statics, phases);
+                }
                 Fluid::LevelSet(Box::new(LevelSetFluid { grid, statics, liquid, sources: loaded.liquid_sources() }))
             }
         };

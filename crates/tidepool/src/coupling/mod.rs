@@ -49,11 +49,11 @@ pub mod poisson;
 pub(crate) mod response;
 
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};
-use crate::grid::level_set::curvature;
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::{Constrained, CoupledSolid, StaticSolids};
-use poisson::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, ProjectionReport, SolveSeconds, THETA_MIN};
+use poisson::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, Media, ProjectionReport, SolveSeconds, THETA_MIN};
+pub use poisson::PhaseView;
 use rayon::prelude::*;
 use response::SolidBlock;
 use std::collections::HashMap;
@@ -237,9 +237,10 @@ fn coupled_faces(
     liquid: &Array3<bool>,
     unknown: &Array3<bool>,
     dual: &DualCells,
+    media: &Media,
     solids: &[&mut dyn CoupledSolid],
 ) -> Vec<CoupledFace> {
-    let free_surface = liquid_neighbour(phi, liquid, None);
+    let free_surface = liquid_neighbour(phi, liquid, None, media);
     dual.cut
         .par_iter()
         .filter_map(|cut| {
@@ -285,7 +286,14 @@ fn coupled_faces(
                 return None;
             }
             let submerged = if theta < 1.0 { cut.fraction * submerged_share(grid, &*solids[cut.solid], axis, f, theta, lower_liquid) } else { cut.fraction };
-            let mass = open * (theta - submerged).max(theta * FLUID_MIN);
+            // The liquid's density there over the reference: the phases' across an interface.
+            let density = 1.0
+                / match (lower_liquid, upper_liquid) {
+                    (true, true) => media.face(lower?, upper?).0,
+                    (true, false) => media.cell_weight(lower?),
+                    _ => media.cell_weight(upper?),
+                };
+            let mass = density * open * (theta - submerged).max(theta * FLUID_MIN);
             Some(CoupledFace { axis, index: f, cells, solid: cut.solid, open, mass, point: cut.point })
         })
         .collect()
@@ -326,7 +334,7 @@ fn submerged_share(grid: &Grid, solid: &dyn CoupledSolid, axis: usize, f: [usize
 fn theta_of(across: Across) -> Real {
     match across {
         Across::Dirichlet { theta, .. } => theta,
-        Across::Unknown | Across::Coupled => 1.0,
+        Across::Unknown { .. } | Across::Coupled => 1.0,
     }
 }
 
@@ -494,8 +502,9 @@ fn classify<'a>(
     unknown: &'a Array3<bool>,
     dual: &'a DualCells,
     capillary: Option<&'a Array3<Real>>,
+    media: &'a Media,
 ) -> impl Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync + 'a {
-    let base = liquid_neighbour(phi, unknown, capillary);
+    let base = liquid_neighbour(phi, unknown, capillary, media);
     move |c, axis, side, n| {
         if dual.fraction(axis, face_of(c, axis, side)) > 0.0 {
             Across::Coupled
@@ -547,6 +556,7 @@ fn assemble<'a>(
     density: Real,
     divergence: Real,
     capillary: Option<&Array3<Real>>,
+    media: &Media,
     solids: &'a [&mut dyn CoupledSolid],
 ) -> Assembled<'a> {
     let dual = DualCells::new(grid, solids);
@@ -563,9 +573,9 @@ fn assemble<'a>(
             })
         })
     };
-    let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual, solids);
+    let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual, media, solids);
     faces.sort_by_key(|f| f.solid);
-    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual, capillary));
+    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual, capillary, media));
     let n_cells = grid.cell_count();
     let pockets = enclosed_pockets(grid, &pressure.floating, &unknown, &faces);
     let candidates: Vec<SparseVector> = pressure
@@ -739,12 +749,16 @@ pub struct FluidView<'a> {
     pub phi: &'a Array3<Real>,
     /// Domain walls and static obstacles.
     pub statics: &'a StaticSolids,
-    /// The liquid's density (kg/m^3).
+    /// The reference density (kg/m^3) of the solve's scaled pressure: the liquid's.
     pub density: Real,
-    /// Surface tension against the air (N/m): the liquid's pressure at its surface is `sigma
-    /// kappa` above the air's, `kappa` the surface's mean curvature. Zero in a correction (a
-    /// second projection of an already projected velocity), which would add the jump again.
-    pub surface_tension: Real,
+    /// The liquid's phases, their densities and surface tensions ([`PhaseView::single`] for
+    /// one liquid).
+    pub phases: PhaseView<'a>,
+    /// Whether the interfaces carry their capillary pressure jumps: under surface tension the
+    /// liquid's pressure at its surface is `sigma kappa` above the air's (or the other
+    /// phase's), `kappa` the surface's mean curvature. Not in a correction (a second
+    /// projection of an already projected velocity), which would add the jumps again.
+    pub capillary: bool,
     /// Tolerance and iteration cap of the solve.
     pub params: PcgParams,
     /// The preconditioner of the pressure block (bilateral solves).
@@ -776,7 +790,7 @@ pub fn project(
     solids: &mut [&mut dyn CoupledSolid],
     contacts: &Contacts,
 ) -> ([Array3<bool>; 3], CouplingReport) {
-    let FluidView { grid, phi, statics: static_solids, density, surface_tension, params, preconditioner, up, unilateral } = fluid;
+    let FluidView { grid, phi, statics: static_solids, density, phases, capillary, params, preconditioner, up, unilateral } = fluid;
     let to_scaled = dt / (density * grid.dx);
     let mut seconds = SolveSeconds::default();
     let mut stopwatch = Instant::now();
@@ -787,9 +801,10 @@ pub fn project(
     };
     let mut constrained: Vec<Constrained> = solids.iter_mut().enumerate().map(|(i, s)| Constrained::new(&mut **s, contacts.get(i).map_or(&[], Vec::as_slice))).collect();
     let solids: &mut [&mut dyn CoupledSolid] = &mut constrained.iter_mut().map(|s| s as &mut dyn CoupledSolid).collect::<Vec<_>>();
-    let capillary = (surface_tension > 0.0).then(|| curvature(grid, phi).par_map(|_, _, _, kappa| surface_tension * kappa * to_scaled));
+    let media = Media::new(grid, phases, density, to_scaled, capillary);
+    let capillary = if capillary { media.air_jump(grid, phi) } else { None };
     let phi = &level_through_solids(grid, phi, solids, &up);
-    let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, capillary.as_ref(), solids);
+    let Assembled { unknown, dual, system, rhs } = assemble(grid, phi, static_solids, velocity, density, divergence, capillary.as_ref(), &media, solids);
     let mut solution: Vec<Real> = pressure.as_slice().par_iter().zip(unknown.as_slice().par_iter()).map(|(p, &l)| if l { p * to_scaled } else { 0.0 }).collect();
     solution.resize(system.len(), 0.0);
     lap(&mut seconds.assembly);
@@ -816,7 +831,7 @@ pub fn project(
     let by_solid: Vec<_> = blocks.into_iter().map(SolidBlock::into_faces).collect();
     let mu = solution.split_off(grid.cell_count());
     let q = Array3::from_vec(grid.dims, solution);
-    let mut valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &dual, capillary.as_ref()));
+    let mut valid = apply_gradient(grid, static_solids, velocity, &q, &unknown, classify(phi, &unknown, &dual, capillary.as_ref(), &media));
     let mut impulse_on_liquid = Vec3::zeros();
     let mut on_solids = Vec::with_capacity(faces.len());
     for (f, face) in faces.iter().enumerate() {
@@ -860,7 +875,7 @@ pub fn project_held(
     contacts: &Contacts,
 ) -> ([Array3<bool>; 3], CouplingReport) {
     let mut correction = fluid.grid.zeros(Location::Cell);
-    let result = project(FluidView { surface_tension: 0.0, ..fluid }, velocity, &mut correction, dt, divergence, solids, contacts);
+    let result = project(FluidView { capillary: false, ..fluid }, velocity, &mut correction, dt, divergence, solids, contacts);
     pressure.as_mut_slice().par_iter_mut().zip(correction.as_slice().par_iter()).for_each(|(p, c)| *p += c);
     result
 }
@@ -875,6 +890,7 @@ mod tests {
 
     const G: Real = 9.81;
     const DT: Real = 0.01;
+    const WATER: Real = 1000.0;
 
     /// A closed 1 m tank, 8 cells across, filled to 0.55 m, with a cube of side 0.25 m and
     /// density `density` fully under water on whole cells; gravity already added for `DT`.
@@ -906,21 +922,29 @@ mod tests {
     /// Water in a tank as the coupled solve sees it, solved to 1e-10 with `preconditioner`.
     fn water<'a>(grid: &'a Grid, phi: &'a Array3<Real>, statics: &'a StaticSolids, preconditioner: PressurePreconditioner) -> FluidView<'a> {
         let params = PcgParams { tolerance: 1e-10, max_iterations: 500 };
-        FluidView { grid, phi, statics, density: 1000.0, surface_tension: 0.0, params, preconditioner, up: Vec3::y(), unilateral: false }
+        FluidView { grid, phi, statics, density: WATER, phases: PhaseView::single(phi, &WATER, &0.0), capillary: false, params, preconditioner, up: Vec3::y(), unilateral: false }
     }
 
     /// The system of a small tank as a dense matrix over its unknowns.
     fn dense(t: &mut Tank) -> DMatrix<Real> {
         let solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
-        let (m, faces) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids);
+        let (m, faces) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids, None);
         assert!(faces == 24, "a cube of 2x2x2 cells has 24 coupled faces, found {faces}");
         m
     }
 
     /// The coupled system with `solids` as a dense matrix over its unknowns, and its number of
-    /// coupled faces.
-    fn dense_system(grid: &Grid, phi: &Array3<Real>, statics: &StaticSolids, velocity: &MacVelocity, solids: &[&mut dyn CoupledSolid]) -> (DMatrix<Real>, usize) {
-        let a = assemble(grid, phi, statics, velocity, 1000.0, 0.0, None, solids);
+    /// coupled faces; the liquid is water, or the `phases`.
+    fn dense_system(
+        grid: &Grid,
+        phi: &Array3<Real>,
+        statics: &StaticSolids,
+        velocity: &MacVelocity,
+        solids: &[&mut dyn CoupledSolid],
+        phases: Option<PhaseView>,
+    ) -> (DMatrix<Real>, usize) {
+        let media = Media::new(grid, phases.unwrap_or(PhaseView::single(phi, &WATER, &0.0)), WATER, DT / (WATER * grid.dx), true);
+        let a = assemble(grid, phi, statics, velocity, WATER, 0.0, None, &media, solids);
         let n = grid.cell_count();
         let rows: Vec<usize> = (0..n).filter(|&c| a.unknown.as_slice()[c]).chain(n..a.system.len()).collect();
         let mut m = DMatrix::zeros(rows.len(), rows.len());
@@ -953,7 +977,7 @@ mod tests {
         let mut pair = Articulated::new("pair", bars, &[(0, 1, Vec3::new(0.45, 0.3, 0.5))], &[], Profile::Constant, 0.0).unwrap();
         pair.predict_velocities(DT, &Vec3::new(0.0, -G, 0.0), 0.0);
         let solids: [&mut dyn CoupledSolid; 1] = [&mut pair];
-        let (m, faces) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids);
+        let (m, faces) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids, None);
         assert!(faces > 0, "the bars couple to no face");
         let asymmetry = (&m - m.transpose()).amax();
         assert!(asymmetry <= 1e-12 * m.amax(), "asymmetry {asymmetry}");

@@ -17,6 +17,7 @@
 //! solve, by PCG with MIC(0), and the update `u_f = u*_f - (q_n - q_c) / theta_f` (eq. 24) are
 //! done together with the moving solids in [`crate::coupling::project`].
 
+use crate::grid::level_set::curvature;
 use crate::grid::{Array3, Grid, MacVelocity};
 use crate::math::Real;
 use crate::solids::StaticSolids;
@@ -68,11 +69,15 @@ impl SolveSeconds {
 /// How the cell across an open face of an unknown cell enters the Poisson system.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Across {
-    /// Another unknown: coupled.
-    Unknown,
+    /// Another unknown, coupled with the face's `weight`: the reference density over the
+    /// density across the face (1 in a single liquid; [`Media::face`] between phases). Seen
+    /// from this cell's phase, the neighbour's pressure is its own plus `jump` (the capillary
+    /// jump between two liquids; 0 within one).
+    Unknown { weight: Real, jump: Real },
     /// The scaled pressure `value` a fraction `theta` of the way to the neighbour's centre:
-    /// zero at a free surface, or the capillary pressure jump under surface tension.
-    Dirichlet { theta: Real, value: Real },
+    /// zero at a free surface, or the capillary pressure jump under surface tension; `weight`
+    /// as for an unknown, with this cell's phase's density.
+    Dirichlet { theta: Real, value: Real, weight: Real },
     /// A face a moving solid reaches into: its flux counts in the divergence, but its
     /// velocity is one of the coupled solve's constraints ([`crate::coupling`]), so it adds
     /// nothing to the pressure block and its velocity is not updated here.
@@ -118,26 +123,133 @@ pub fn liquid_cells(phi: &Array3<Real>, solids: &StaticSolids) -> Array3<bool> {
     })
 }
 
-/// The free-surface classification of the liquid solve: liquid neighbours are unknowns, air
-/// and open domain sides are ghost-fluid Dirichlet conditions. Under surface tension,
-/// `capillary` holds `sigma kappa` at the cell centres, scaled as the pressure: the liquid's
-/// pressure at the surface is the air's (zero) plus that jump, interpolated to the surface
-/// between the two cells (Shinar 2008 sec. 4.5: `kappa_G = theta kappa_n + (1 - theta)
-/// kappa_c`).
+/// A liquid of one or more phases as the coupled solve takes it (Shinar 2008 sec. 4.3): each
+/// phase's level set at cell centres (projected, so that at each cell exactly one is negative,
+/// [`crate::fluids::multiphase`]), its density, and the surface tensions between phases and
+/// against the air. A single liquid is one phase whose level set is the liquid's.
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseView<'a> {
+    /// Per phase: its level set (negative inside).
+    pub phi: &'a [Array3<Real>],
+    /// Per phase: its density (kg/m^3).
+    pub density: &'a [Real],
+    /// Between phases `a` and `b` of `n`: `tension[a * n + b]` (N/m; symmetric, or empty for
+    /// none).
+    pub tension: &'a [Real],
+    /// Per phase: its surface tension against the air (N/m).
+    pub air_tension: &'a [Real],
+}
+
+impl<'a> PhaseView<'a> {
+    /// One liquid: its level set `phi`, `density` and surface tension against the air.
+    pub fn single(phi: &'a Array3<Real>, density: &'a Real, air_tension: &'a Real) -> Self {
+        PhaseView { phi: std::slice::from_ref(phi), density: std::slice::from_ref(density), tension: &[], air_tension: std::slice::from_ref(air_tension) }
+    }
+
+    /// The surface tension between phases `a` and `b` (N/m).
+    fn between(&self, a: usize, b: usize) -> Real {
+        self.tension.get(a * self.phi.len() + b).copied().unwrap_or(0.0)
+    }
+}
+
+/// What the pressure solve needs of the phases at each face: the density across it and the
+/// capillary pressure jump between two liquids (Shinar 2008 sec. 4.3.1, 4.5).
+pub(crate) struct Media<'a> {
+    phases: PhaseView<'a>,
+    /// Each cell's phase: the one whose level set is smallest there (in the air the nearest).
+    phase: Array3<u8>,
+    /// The reference density (that of the scaled pressure) over each phase's.
+    weight: Vec<Real>,
+    /// Per phase, where it has a surface tension against another phase and jumps are asked
+    /// for: `kappa` of its level set.
+    curvature: Vec<Option<Array3<Real>>>,
+    /// Pascals to the solve's scaled pressure.
+    to_scaled: Real,
+}
+
+impl<'a> Media<'a> {
+    /// The media of `phases` for pressures scaled by `to_scaled` relative to the `reference`
+    /// density; with `capillary` the interfaces between phases carry their capillary jumps.
+    pub(crate) fn new(grid: &Grid, phases: PhaseView<'a>, reference: Real, to_scaled: Real, capillary: bool) -> Self {
+        let n = phases.phi.len();
+        let phase = if n == 1 {
+            Array3::filled(grid.dims, 0u8)
+        } else {
+            phases.phi[0].par_map(|i, j, k, _| (0..n).min_by(|&a, &b| phases.phi[a].get(i, j, k).total_cmp(&phases.phi[b].get(i, j, k))).unwrap_or(0) as u8)
+        };
+        let curvature = (0..n).map(|a| (capillary && (0..n).any(|b| phases.between(a, b) > 0.0)).then(|| curvature(grid, &phases.phi[a]))).collect();
+        Media { phases, phase, weight: phases.density.iter().map(|rho| reference / rho).collect(), curvature, to_scaled }
+    }
+
+    fn phase_at(&self, c: [usize; 3]) -> usize {
+        self.phase.get(c[0], c[1], c[2]) as usize
+    }
+
+    /// The weight of the faces of cell `c` towards the air: its phase's.
+    pub(crate) fn cell_weight(&self, c: [usize; 3]) -> Real {
+        self.weight[self.phase_at(c)]
+    }
+
+    /// The face between the liquid cells `lower` and `upper`: its weight, the reference
+    /// density over `rho^ = theta rho_a + (1 - theta) rho_b` where the interface between
+    /// `lower`'s phase `a` and `upper`'s `b` crosses it a fraction `theta` of the way
+    /// (`beta^` of Shinar eq. 4.8), and the jump `sigma_ab kappa_a` by which `a`'s pressure
+    /// exceeds `b`'s at the interface, `kappa_a` of `a`'s level set interpolated there
+    /// (sec. 4.5): seen from `lower`, `upper`'s pressure plus that jump.
+    pub(crate) fn face(&self, lower: [usize; 3], upper: [usize; 3]) -> (Real, Real) {
+        let (a, b) = (self.phase_at(lower), self.phase_at(upper));
+        if a == b {
+            return (self.weight[a], 0.0);
+        }
+        let phi = &self.phases.phi[a];
+        let (inside, outside) = (phi.get(lower[0], lower[1], lower[2]), phi.get(upper[0], upper[1], upper[2]));
+        let theta = if inside < outside { (inside / (inside - outside)).clamp(0.0, 1.0) } else { 0.5 };
+        let weight = 1.0 / (theta / self.weight[a] + (1.0 - theta) / self.weight[b]);
+        let jump = self.curvature[a].as_ref().map_or(0.0, |kappa| {
+            let at_interface = (1.0 - theta) * kappa.get(lower[0], lower[1], lower[2]) + theta * kappa.get(upper[0], upper[1], upper[2]);
+            self.phases.between(a, b) * at_interface * self.to_scaled
+        });
+        (weight, jump)
+    }
+
+    /// The capillary pressure jump against the air at each cell (scaled), `sigma kappa` with
+    /// the cell's phase's surface tension against the air and the curvature of the liquid's
+    /// surface `phi`; `None` where no phase has one.
+    pub(crate) fn air_jump(&self, grid: &Grid, phi: &Array3<Real>) -> Option<Array3<Real>> {
+        let sigma = self.phases.air_tension;
+        sigma.iter().any(|&s| s > 0.0).then(|| curvature(grid, phi).par_map(|i, j, k, kappa| sigma[self.phase_at([i, j, k])] * kappa * self.to_scaled))
+    }
+}
+
+/// The free-surface classification of the liquid solve: liquid neighbours are unknowns (across
+/// the faces and jumps of the `media`), air and open domain sides are ghost-fluid Dirichlet
+/// conditions. Under surface tension, `capillary` holds `sigma kappa` at the cell centres,
+/// scaled as the pressure: the liquid's pressure at the surface is the air's (zero) plus that
+/// jump, interpolated to the surface between the two cells (Shinar 2008 sec. 4.5: `kappa_G =
+/// theta kappa_n + (1 - theta) kappa_c`).
 pub(crate) fn liquid_neighbour<'a>(
     phi: &'a Array3<Real>,
     liquid: &'a Array3<bool>,
     capillary: Option<&'a Array3<Real>>,
+    media: &'a Media,
 ) -> impl Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync + 'a {
-    move |c, _, _, n| match n {
-        Some(n) if liquid.get(n[0], n[1], n[2]) => Across::Unknown,
+    move |c, _, side, n| match n {
+        Some(n) if liquid.get(n[0], n[1], n[2]) => {
+            if side == 1 {
+                let (weight, jump) = media.face(c, n);
+                Across::Unknown { weight, jump }
+            } else {
+                let (weight, jump) = media.face(n, c);
+                Across::Unknown { weight, jump: -jump }
+            }
+        }
         Some(n) => {
             let theta = theta(phi.get(c[0], c[1], c[2]), phi.get(n[0], n[1], n[2]));
             let value = capillary.map_or(0.0, |jump| (1.0 - theta) * jump.get(c[0], c[1], c[2]) + theta * jump.get(n[0], n[1], n[2]));
-            Across::Dirichlet { theta, value }
+            Across::Dirichlet { theta, value, weight: media.cell_weight(c) }
         }
         // An open domain side: zero pressure on the boundary face, half a cell away.
-        None => Across::Dirichlet { theta: 0.5, value: 0.0 },
+        None => Across::Dirichlet { theta: 0.5, value: 0.0, weight: media.cell_weight(c) },
     }
 }
 
@@ -168,15 +280,16 @@ where
                     let outward = if side == 1 { 1.0 } else { -1.0 };
                     row.2 -= outward * open * velocity.faces[axis].get(f[0], f[1], f[2]);
                     match classify(idx, axis, side, across(grid, idx, axis, side)) {
-                        Across::Unknown => {
-                            row.0 += open;
+                        Across::Unknown { weight, jump } => {
+                            row.0 += open * weight;
+                            row.2 += open * weight * jump;
                             if side == 1 {
-                                row.1[axis] = -open;
+                                row.1[axis] = -open * weight;
                             }
                         }
-                        Across::Dirichlet { theta, value } => {
-                            row.0 += open / theta;
-                            row.2 += open * value / theta;
+                        Across::Dirichlet { theta, value, weight } => {
+                            row.0 += open * weight / theta;
+                            row.2 += open * weight * value / theta;
                         }
                         Across::Coupled => {}
                     }
@@ -194,7 +307,9 @@ where
 
 /// Assembles the Poisson matrix and right-hand side for the liquid cells.
 pub fn assemble(grid: &Grid, phi: &Array3<Real>, liquid: &Array3<bool>, solids: &StaticSolids, velocity: &MacVelocity) -> (Stencil7, Vec<Real>) {
-    assemble_with(grid, solids, velocity, liquid, 0.0, liquid_neighbour(phi, liquid, None))
+    let (density, tension) = (1.0, 0.0);
+    let media = Media::new(grid, PhaseView::single(phi, &density, &tension), density, 1.0, false);
+    assemble_with(grid, solids, velocity, liquid, 0.0, liquid_neighbour(phi, liquid, None, &media))
 }
 
 /// Subtracts the gradient of `q` from the faces of unknown cells (ghost values at Dirichlet
@@ -221,14 +336,14 @@ where
             let upper = (f[axis] < grid.dims[axis]).then_some(f);
             match (is_unknown(lower), is_unknown(upper)) {
                 (true, _) => match classify(lower?, axis, 1, upper) {
-                    Across::Unknown => Some(q_at(upper?) - q_at(lower?)),
-                    Across::Dirichlet { theta, value } => Some((value - q_at(lower?)) / theta),
+                    Across::Unknown { weight, jump } => Some(weight * (q_at(upper?) + jump - q_at(lower?))),
+                    Across::Dirichlet { theta, value, weight } => Some(weight * (value - q_at(lower?)) / theta),
                     Across::Coupled => None,
                 },
                 (false, true) => match classify(upper?, axis, 0, lower) {
-                    Across::Dirichlet { theta, value } => Some((q_at(upper?) - value) / theta),
+                    Across::Dirichlet { theta, value, weight } => Some(weight * (q_at(upper?) - value) / theta),
                     Across::Coupled => None,
-                    Across::Unknown => unreachable!("an unknown neighbour is an unknown cell"),
+                    Across::Unknown { .. } => unreachable!("an unknown neighbour is an unknown cell"),
                 },
                 (false, false) => None,
             }

@@ -5,6 +5,7 @@
 pub mod eulerian;
 pub mod flip;
 pub mod lattice;
+pub mod multiphase;
 pub mod viscoelasticity;
 pub mod viscosity;
 

@@ -44,6 +44,9 @@ pub enum FluidLine {
 pub struct LevelSetLine {
     /// Liquid volume (m^3).
     pub liquid_volume: f64,
+    /// A liquid of several phases: each phase's volume by name (m^3).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub phase_volumes: std::collections::BTreeMap<String, f64>,
     /// Liquid kinetic energy (J).
     pub kinetic_energy: f64,
     /// Largest liquid speed (m/s).
@@ -121,9 +124,10 @@ impl StatsLine {
         let figures = match &world.fluid {
             Fluid::LevelSet(f) => FluidLine::LevelSet(LevelSetLine {
                 liquid_volume: m.volume,
+                phase_volumes: f.liquid.phases.iter().flat_map(|p| &p.phases).map(|p| p.name.clone()).zip(f.liquid.phase_volumes(&f.grid, &f.statics)).collect(),
                 kinetic_energy: m.kinetic_energy,
                 max_speed: m.max_speed,
-                particles: f.liquid.particles.len(),
+                particles: f.liquid.particles.len() + f.liquid.phases.iter().flat_map(|p| &p.particles).map(Vec::len).sum::<usize>(),
                 total_momentum,
                 totals: if let FluidTotals::LevelSet(t) = r.totals { t } else { LevelSetTotals::default() },
             }),

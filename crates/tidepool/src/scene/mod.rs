@@ -35,8 +35,9 @@ pub struct LoadedScene {
     pub path: Option<PathBuf>,
     /// The simulation grid laid out from `[domain]`.
     pub grid: Grid,
-    /// Initial liquid regions with their operations, in order.
-    pub regions: Vec<(Operation, Shape)>,
+    /// Initial liquid regions with their operations and the index of the phase each adds
+    /// (0 for one liquid), in order.
+    pub regions: Vec<(Operation, Shape, usize)>,
     /// Source shapes, in the order of `liquid.source`.
     pub sources: Vec<Shape>,
     /// Obstacles with their names, in order.
@@ -65,22 +66,23 @@ impl LoadedScene {
 
     /// The scene's liquid sources.
     pub fn liquid_sources(&self) -> Vec<crate::fluids::eulerian::LiquidSource> {
-        liquid_sources(&self.scene.liquid.source, &self.sources)
+        liquid_sources(&self.scene.liquid, &self.sources)
     }
 }
 
 /// Whether `x` is within `reach` of the union of the `Add` regions less the `Subtract` ones,
 /// applied in order.
-fn in_regions(regions: &[(Operation, Shape)], x: &crate::math::Vec3, reach: crate::math::Real) -> bool {
-    regions.iter().fold(false, |inside, (op, shape)| match op {
+fn in_regions(regions: &[(Operation, Shape, usize)], x: &crate::math::Vec3, reach: crate::math::Real) -> bool {
+    regions.iter().fold(false, |inside, (op, shape, _)| match op {
         Operation::Add => inside || shape.signed_distance(x) < reach,
         Operation::Subtract => inside && shape.signed_distance(x) >= -reach,
     })
 }
 
 /// Liquid sources from their specs and resolved shapes.
-fn liquid_sources(specs: &[Source], shapes: &[Shape]) -> Vec<crate::fluids::eulerian::LiquidSource> {
-    specs
+fn liquid_sources(liquid: &schema::Liquid, shapes: &[Shape]) -> Vec<crate::fluids::eulerian::LiquidSource> {
+    liquid
+        .source
         .iter()
         .zip(shapes)
         .map(|(s, shape)| crate::fluids::eulerian::LiquidSource {
@@ -88,6 +90,7 @@ fn liquid_sources(specs: &[Source], shapes: &[Shape]) -> Vec<crate::fluids::eule
             velocity: crate::math::vec3(s.velocity),
             start: s.start,
             end: s.end.unwrap_or(crate::math::Real::INFINITY),
+            phase: s.phase.as_ref().and_then(|name| liquid.phase.iter().position(|p| &p.name == name)).unwrap_or(0),
         })
         .collect()
 }

@@ -164,6 +164,14 @@ pub struct Liquid {
     /// Steer the liquid volume back to its target when the level set drifts.
     #[serde(default = "yes")]
     pub volume_correction: bool,
+    /// Several liquids in one (`[[liquid.phase]]`; level set only): each with its density
+    /// and surface tension against the air. Without any, the liquid is one phase of
+    /// `density` and `surface_tension`.
+    #[serde(default)]
+    pub phase: Vec<PhaseSpec>,
+    /// Surface tensions between two phases (`[[liquid.interface]]`; none where not given).
+    #[serde(default)]
+    pub interface: Vec<InterfaceSpec>,
     /// Initial liquid, built in order: each region is added to or subtracted from the ones before.
     #[serde(default)]
     pub region: Vec<Region>,
@@ -186,6 +194,8 @@ impl Default for Liquid {
             slip: Default::default(),
             surface_tension: 0.0,
             elastic: None,
+            phase: Vec::new(),
+            interface: Vec::new(),
             particles_per_cell: default_particles_per_cell(),
             reseed_every: default_reseed_every(),
             volume_correction: true,
@@ -219,6 +229,29 @@ pub struct Elastic {
     /// How fast strain beyond the yield strain flows away (1/s; none: at once).
     #[serde(default)]
     pub plastic_rate: Option<f64>,
+}
+
+/// `[[liquid.phase]]`: one of several liquids.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSpec {
+    /// Name: regions and sources name it, outputs carry it.
+    pub name: String,
+    /// Density (kg/m^3).
+    pub density: f64,
+    /// Surface tension against the air (N/m; 0: none).
+    #[serde(default)]
+    pub surface_tension: f64,
+}
+
+/// `[[liquid.interface]]`: the surface tension between two phases.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterfaceSpec {
+    /// The two phases' names.
+    pub between: [String; 2],
+    /// Surface tension (N/m).
+    pub surface_tension: f64,
 }
 
 /// `[liquid.flip]`.
@@ -287,7 +320,7 @@ pub struct ExplosionSpec {
 fn yes() -> bool {
     true
 }
-fn default_density() -> f64 {
+pub(super) fn default_density() -> f64 {
     1000.0
 }
 fn default_pressure_tolerance() -> f64 {
@@ -310,6 +343,9 @@ pub struct Region {
     /// Whether this shape is added to or removed from the liquid so far.
     #[serde(default)]
     pub operation: Operation,
+    /// The phase it adds (required with `[[liquid.phase]]`); it takes the shape from the
+    /// phases before it.
+    pub phase: Option<String>,
     /// The shape.
     pub shape: ShapeSpec,
 }
@@ -339,6 +375,8 @@ pub struct Source {
     pub start: f64,
     /// Time the emitter switches off (s); runs to the end when absent.
     pub end: Option<f64>,
+    /// The phase it adds (required with `[[liquid.phase]]`).
+    pub phase: Option<String>,
 }
 
 /// A static obstacle.

@@ -66,7 +66,7 @@ pub(super) fn number(v: f64) -> String {
 pub(super) struct Resolved {
     pub scene: Scene,
     pub grid: Grid,
-    pub regions: Vec<(Operation, Shape)>,
+    pub regions: Vec<(Operation, Shape, usize)>,
     pub sources: Vec<Shape>,
     pub obstacles: Vec<(String, Shape)>,
     pub bodies: Vec<BodySetup>,
@@ -266,6 +266,57 @@ fn reduced_setup(
     Ok(ReducedSetup { key: body_key.to_string(), parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
 }
 
+/// The phases and the interfaces between them (`[[liquid.phase]]`, `[[liquid.interface]]`).
+fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
+    if liquid.phase.is_empty() {
+        return cx.check(liquid.interface.is_empty(), "liquid.interface", || "an interface is between two of the liquid's phases; give [[liquid.phase]] first".into());
+    }
+    cx.check(liquid.method == LiquidMethod::LevelSet, "liquid.phase", || "several liquid phases need the level-set liquid (method = \"level-set\")".into())?;
+    cx.check(liquid.density == default_density(), "liquid.density", || "with [[liquid.phase]] each phase has its own density; remove liquid.density".into())?;
+    cx.check(liquid.surface_tension == 0.0, "liquid.surface_tension", || {
+        "with [[liquid.phase]] each phase has its own surface tension against the air (liquid.phase[n].surface_tension); remove liquid.surface_tension".into()
+    })?;
+    cx.check(liquid.viscosity == 0.0, "liquid.viscosity", || "a liquid of several phases is inviscid: viscosity per phase is not implemented yet".into())?;
+    cx.check(liquid.elastic.is_none(), "liquid.elastic", || "a liquid of several phases cannot be viscoelastic yet (elasticity per phase is not implemented)".into())?;
+    cx.check(liquid.phase.len() <= 32, "liquid.phase", || format!("expected at most 32 phases, got {}", liquid.phase.len()))?;
+    for (n, phase) in liquid.phase.iter().enumerate() {
+        let key = format!("liquid.phase[{n}]");
+        cx.check(!phase.name.trim().is_empty(), &format!("{key}.name"), || "expected a name".into())?;
+        cx.check(!liquid.phase[..n].iter().any(|p| p.name == phase.name), &format!("{key}.name"), || format!("a phase named \"{}\" is given twice", phase.name))?;
+        cx.within(phase.density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3 (water 1000, air 1.2)")?;
+        cx.within(phase.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m (water 0.072)")?;
+    }
+    for (n, interface) in liquid.interface.iter().enumerate() {
+        let key = format!("liquid.interface[{n}]");
+        for name in &interface.between {
+            phase_named(liquid, &Some(name.clone()), &format!("{key}.between"), cx)?;
+        }
+        let [a, b] = &interface.between;
+        cx.check(a != b, &format!("{key}.between"), || format!("expected two different phases, got \"{a}\" twice"))?;
+        let same = |i: &InterfaceSpec| (&i.between[0] == a && &i.between[1] == b) || (&i.between[0] == b && &i.between[1] == a);
+        cx.check(!liquid.interface[..n].iter().any(same), &format!("{key}.between"), || format!("the interface between \"{a}\" and \"{b}\" is given twice"))?;
+        cx.within(interface.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension in N/m (oil on water about 0.02)")?;
+    }
+    Ok(())
+}
+
+/// The index of the phase a region or source names at `key`: required with `[[liquid.phase]]`
+/// and one of theirs, refused without (0).
+pub(super) fn phase_named(liquid: &Liquid, name: &Option<String>, key: &str, cx: &Context) -> Result<usize, SceneError> {
+    match name {
+        None => cx.check(liquid.phase.is_empty(), key, || format!("expected the phase it adds, one of {}", phase_list(liquid))).map(|_| 0),
+        Some(name) => {
+            cx.check(!liquid.phase.is_empty(), key, || "the liquid has one phase: give phases as [[liquid.phase]], or remove this key".into())?;
+            liquid.phase.iter().position(|p| &p.name == name).ok_or_else(|| cx.error(key, format!("no phase is named \"{name}\"; the phases are {}", phase_list(liquid))))
+        }
+    }
+}
+
+/// The phases' names, quoted, for messages.
+fn phase_list(liquid: &Liquid) -> String {
+    liquid.phase.iter().map(|p| format!("\"{}\"", p.name)).collect::<Vec<_>>().join(", ")
+}
+
 pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneError> {
     let sim = &scene.simulation;
     cx.check(sim.frames >= 1, "simulation.frames", || "expected at least 1 frame, got 0".into())?;
@@ -335,12 +386,14 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         cx.check(e.time.is_finite() && e.time >= 0.0, &format!("{key}.time"), || format!("expected a time >= 0 s, got {}", e.time))?;
     }
 
+    validate_phases(liquid, cx)?;
     let mut regions = Vec::new();
     for (n, region) in liquid.region.iter().enumerate() {
         let key = format!("liquid.region[{n}].shape");
         let shape = resolve_shape(&region.shape, &key, cx)?;
         inside_domain(&shape, &grid, &key, "liquid region", cx)?;
-        regions.push((region.operation, shape));
+        let phase = phase_named(liquid, &region.phase, &format!("liquid.region[{n}].phase"), cx)?;
+        regions.push((region.operation, shape, phase));
     }
     let mut sources = Vec::new();
     for (n, source) in liquid.source.iter().enumerate() {
@@ -352,10 +405,11 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         if let Some(end) = source.end {
             cx.check(end.is_finite() && end > source.start, &format!("{key}.end"), || format!("expected an end time after the start ({} s), got {end}", source.start))?;
         }
+        phase_named(liquid, &source.phase, &format!("{key}.phase"), cx)?;
         sources.push(shape);
     }
     if liquid.method == LiquidMethod::Flip {
-        let emitters = super::liquid_sources(&liquid.source, &sources);
+        let emitters = super::liquid_sources(liquid, &sources);
         let inside = |x: &Vec3, reach: Real| super::in_regions(&regions, x, reach);
         let (particles, memory) = crate::fluids::flip::estimate_memory(&grid, inside, &emitters, flip.particles_per_cell as usize, sim.frames as f64 / sim.fps);
         if let Some(available) = machine_memory_bytes() {

@@ -7,7 +7,8 @@
 pub mod particles;
 
 use crate::coupling::poisson::ProjectionReport;
-use crate::coupling::{self, Contacts, CouplingReport, FluidView, TrialLiquid};
+use crate::coupling::{self, Contacts, CouplingReport, FluidView, PhaseView, TrialLiquid};
+use crate::fluids::multiphase::{self, Phases};
 use crate::fluids::viscoelasticity::{Elasticity, Strain};
 use crate::fluids::viscosity::{self, DiffusionReport, Viscosity};
 use crate::geometry::{Shape, TriMesh};
@@ -80,6 +81,8 @@ pub struct LiquidSource {
     pub start: Real,
     /// Switch-off time (s).
     pub end: Real,
+    /// The phase it adds, in a liquid of several ([`Phases`]; 0 otherwise).
+    pub phase: usize,
 }
 
 /// Integral quantities of the liquid.
@@ -174,6 +177,9 @@ pub struct LevelSetLiquid {
     pub solids_with_bodies: Option<Array3<Real>>,
     /// The elastic strain of a viscoelastic liquid ([`Strain`]); `None` without elasticity.
     pub strain: Option<Strain>,
+    /// The phases of a liquid of several ([`crate::fluids::multiphase`]); `phi` is then
+    /// all of them together. `None` for one liquid.
+    pub phases: Option<Phases>,
 }
 
 impl LevelSetLiquid {
@@ -191,6 +197,7 @@ impl LevelSetLiquid {
             volume: VolumeControl { enabled: params.volume_correction, target: 0.0, error_integral: 0.0, divergence: 0.0 },
             solids_with_bodies,
             strain: params.elasticity.is_on().then(|| Strain::zeros(grid)),
+            phases: None,
         };
         liquid.extend_into_solids(solids);
         liquid.volume.target = liquid.volume_without_solids(grid, solids);
@@ -200,36 +207,92 @@ impl LevelSetLiquid {
         liquid
     }
 
+    /// The liquid made of `phases`, whose level sets cover `phi`'s liquid: each is
+    /// reinitialised and seeded with particles of its own, and the level sets are projected
+    /// ([`multiphase::project`]).
+    pub fn with_phases(mut self, grid: &Grid, solids: &StaticSolids, mut phases: Phases) -> Self {
+        for (k, (phi, particles)) in phases.phi.iter_mut().zip(&mut phases.particles).enumerate() {
+            reinitialize(grid, phi, LEVEL_SET_BAND * grid.dx);
+            if self.params.particles_per_cell > 0 {
+                *particles = particles::seed(grid, phi, self.params.particles_per_cell, [Self::phase_seed(self.params.seed, k), 0]);
+            }
+        }
+        multiphase::project(&mut phases.phi, &mut self.phi);
+        self.phases = Some(phases);
+        self.extend_into_solids(solids);
+        self
+    }
+
+    /// The particle seed of phase `k`'s level set.
+    fn phase_seed(seed: u64, k: usize) -> u64 {
+        seed.wrapping_add((k as u64 + 1) << 32)
+    }
+
+    /// Every level set the liquid tracks, each with its marker particles and their seed: the
+    /// liquid's `phi` (against the air) with its `particles`, then each of the `phases`'.
+    fn level_sets<'a>(
+        phi: &'a mut Array3<Real>,
+        particles: &'a mut Vec<MarkerParticle>,
+        phases: &'a mut Option<Phases>,
+        seed: u64,
+    ) -> Vec<(&'a mut Array3<Real>, &'a mut Vec<MarkerParticle>, u64)> {
+        let mut sets = vec![(phi, particles, seed)];
+        if let Some(phases) = phases {
+            sets.extend(phases.phi.iter_mut().zip(&mut phases.particles).enumerate().map(|(k, (phi, particles))| (phi, particles, Self::phase_seed(seed, k))));
+        }
+        sets
+    }
+
+    /// Projects the phases' level sets against the liquid's ([`multiphase::project`]);
+    /// nothing for one liquid.
+    fn project_phases(&mut self) {
+        if let Some(phases) = &mut self.phases {
+            multiphase::project(&mut phases.phi, &mut self.phi);
+        }
+    }
+
     /// Moves the surface through the current velocity over `dt`: particles and level set are
     /// advected, the level set is corrected by escaped particles and reinitialised (which keeps
     /// the corrected surface in place, so no second correction is needed), particle radii are
-    /// updated, and every `reseed_every` substeps particles are reseeded.
+    /// updated, and every `reseed_every` substeps particles are reseeded. With several phases
+    /// each phase's level set goes the same way, projected against the others after the
+    /// correction and after reinitialisation (Shinar 2008 sec. 4.2.2).
     pub fn advect_surface(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, step: u64) {
-        let use_particles = self.params.particles_per_cell > 0;
-        if use_particles {
-            particles::advect(grid, &self.velocity, &mut self.particles, dt);
+        let (use_particles, scheme, seed) = (self.params.particles_per_cell > 0, self.params.advection, self.params.seed);
+        for (phi, markers, _) in Self::level_sets(&mut self.phi, &mut self.particles, &mut self.phases, seed) {
+            if use_particles {
+                particles::advect(grid, &self.velocity, markers, dt);
+            }
+            *phi = advect(grid, &self.velocity, phi, Location::Cell, dt, scheme);
+            if use_particles {
+                particles::correct(grid, phi, markers);
+            }
         }
-        self.phi = advect(grid, &self.velocity, &self.phi, Location::Cell, dt, self.params.advection);
-        if use_particles {
-            particles::correct(grid, &mut self.phi, &self.particles);
+        self.project_phases();
+        for (phi, _, _) in Self::level_sets(&mut self.phi, &mut self.particles, &mut self.phases, seed) {
+            reinitialize(grid, phi, LEVEL_SET_BAND * grid.dx);
         }
-        reinitialize(grid, &mut self.phi, LEVEL_SET_BAND * grid.dx);
+        self.project_phases();
         if use_particles {
-            particles::adjust_radii(grid, &self.phi, &mut self.particles);
-            if (step + 1) % self.params.reseed_every == 0 {
-                let key = [self.params.seed, step + 1];
-                particles::reseed(grid, &self.phi, &solids.phi_cells, &mut self.particles, self.params.particles_per_cell, key);
+            let (per_cell, reseed) = (self.params.particles_per_cell, (step + 1) % self.params.reseed_every == 0);
+            for (phi, markers, seed) in Self::level_sets(&mut self.phi, &mut self.particles, &mut self.phases, seed) {
+                particles::adjust_radii(grid, phi, markers);
+                if reseed {
+                    particles::reseed(grid, phi, &solids.phi_cells, markers, per_cell, [seed, step + 1]);
+                }
             }
         }
         self.extend_into_solids(solids);
     }
 
-    /// Extends the level set into cells whose centre is inside an obstacle, so the surface meets
-    /// obstacles at right angles and liquid volume next to them is measured correctly.
+    /// Extends the level sets into cells whose centre is inside an obstacle, so the surface
+    /// meets obstacles at right angles and liquid volume next to them is measured correctly.
     fn extend_into_solids(&mut self, solids: &StaticSolids) {
         let Some(solid) = self.solid_distance(solids) else { return };
-        let mut valid = solid.par_map(|_, _, _, s| s >= 0.0);
-        extrapolate(&mut self.phi, &mut valid, 2);
+        let valid = solid.par_map(|_, _, _, s| s >= 0.0);
+        for (phi, _, _) in Self::level_sets(&mut self.phi, &mut self.particles, &mut self.phases, 0) {
+            extrapolate(phi, &mut valid.clone(), 2);
+        }
     }
 
     /// Signed distance to all solids, obstacles and bodies, at cell centres (`None` without
@@ -243,8 +306,13 @@ impl LevelSetLiquid {
     /// capillary pressure raises on the surface, and they feed on it: a wobbling drop gained
     /// kinetic energy beyond the surface energy it had to give (docs/methods/surface-tension.md).
     pub fn advect_velocity(&mut self, grid: &Grid, dt: Real) {
-        let scheme = if self.params.surface_tension > 0.0 { AdvectionScheme::SemiLagrangian } else { self.params.advection };
+        let scheme = if self.has_surface_tension() { AdvectionScheme::SemiLagrangian } else { self.params.advection };
         self.velocity = advect_velocity(grid, &self.velocity, dt, scheme);
+    }
+
+    /// Whether any of the liquid's interfaces has a surface tension.
+    fn has_surface_tension(&self) -> bool {
+        self.phases.as_ref().map_or(self.params.surface_tension > 0.0, Phases::has_surface_tension)
     }
 
     /// Adds `dt * gravity` to every face velocity.
@@ -299,14 +367,24 @@ impl LevelSetLiquid {
         let before = self.volume_without_solids(grid, solids);
         for source in active {
             let shape = &source.shape;
-            self.phi = self.phi.par_map(|i, j, k, phi| phi.min(shape.signed_distance(&grid.position(Location::Cell, i, j, k))));
+            let inside = grid.sample_fn(Location::Cell, |x| shape.signed_distance(&x));
+            self.phi = self.phi.par_map(|i, j, k, phi| phi.min(inside.get(i, j, k)));
+            let margin = particles::RADIUS_MAX * grid.dx;
+            if let Some(phases) = &mut self.phases {
+                // The source's phase fills the shape and the others give it up, with their
+                // particles on the wrong side of it.
+                for (k, (phi, markers)) in phases.phi.iter_mut().zip(&mut phases.particles).enumerate() {
+                    let (adds, sign) = if k == source.phase { (true, 1.0) } else { (false, -1.0) };
+                    *phi = phi.par_map(|i, j, l, v| if adds { v.min(inside.get(i, j, l)) } else { v.max(-inside.get(i, j, l)) });
+                    markers.retain(|p| p.sign != sign || shape.signed_distance(&p.x()) > margin);
+                }
+            }
             for a in 0..3 {
                 let faces = &self.velocity.faces[a];
                 let v = source.velocity[a];
                 let updated = faces.par_map(|i, j, k, u| if shape.signed_distance(&grid.position(Location::Face(a), i, j, k)) < 0.0 { v } else { u });
                 self.velocity.faces[a] = updated;
             }
-            let margin = particles::RADIUS_MAX * grid.dx;
             self.particles.retain(|p| p.sign < 0.0 || shape.signed_distance(&p.x()) > margin);
         }
         self.volume.target += self.volume_without_solids(grid, solids) - before;
@@ -334,7 +412,7 @@ impl LevelSetLiquid {
     /// has changed their velocities ([`coupling::project_held`]). Same divergence as the step's
     /// projection.
     pub fn project_held(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid], contacts: &Contacts) -> ([Array3<bool>; 3], CouplingReport) {
-        let view = Self::view(&self.phi, &self.params, grid, solids);
+        let view = Self::view(&self.phi, &self.params, &self.phases, grid, solids);
         let (valid, report) = coupling::project_held(view, &mut self.velocity, &mut self.pressure, dt, self.volume.divergence, bodies, contacts);
         self.last_projection = report.projection;
         (valid, report)
@@ -342,13 +420,14 @@ impl LevelSetLiquid {
 
     /// The liquid, its level set `phi` and its `params`, as the coupled solve sees it (a
     /// function of the fields, so that the velocity can be borrowed beside it).
-    fn view<'a>(phi: &'a Array3<Real>, params: &LiquidParams, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
+    fn view<'a>(phi: &'a Array3<Real>, params: &'a LiquidParams, phases: &'a Option<Phases>, grid: &'a Grid, solids: &'a StaticSolids) -> FluidView<'a> {
         FluidView {
             grid,
             phi,
             statics: solids,
             density: params.density,
-            surface_tension: params.surface_tension,
+            phases: phases.as_ref().map_or(PhaseView::single(phi, &params.density, &params.surface_tension), Phases::view),
+            capillary: true,
             params: params.pressure,
             preconditioner: params.preconditioner,
             up: params.up,
@@ -370,14 +449,14 @@ impl LevelSetLiquid {
         bodies: &mut [&mut dyn CoupledSolid],
         after_contact: Option<(TrialLiquid, &Contacts)>,
     ) -> TrialLiquid {
-        let view = Self::view(&self.phi, &self.params, grid, solids);
+        let view = Self::view(&self.phi, &self.params, &self.phases, grid, solids);
         let (mut trial, contacts) = TrialLiquid::resume(after_contact, &self.velocity, &self.pressure, gravity, dt);
         trial.solve(view, dt, self.volume.divergence, bodies, contacts);
         trial
     }
 
     fn solve(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, divergence: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
-        let view = Self::view(&self.phi, &self.params, grid, solids);
+        let view = Self::view(&self.phi, &self.params, &self.phases, grid, solids);
         let (valid, report) = coupling::project(view, &mut self.velocity, &mut self.pressure, dt, divergence, bodies, &[]);
         self.last_projection = report.projection;
         (valid, report)
@@ -461,7 +540,8 @@ impl LevelSetLiquid {
         let source_max = sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
         let speed = face_max.max(source_max) + (grid.dx * gravity.norm()).sqrt();
         let advective = if speed > 0.0 { cfl * grid.dx / speed } else { Real::INFINITY };
-        advective.min(capillary_dt(grid, self.params.density, self.params.surface_tension)).min(self.params.elasticity.stable_dt(grid, self.params.density))
+        let capillary = self.phases.as_ref().map_or(capillary_dt(grid, self.params.density, self.params.surface_tension), |p| p.capillary_dt(grid));
+        advective.min(capillary).min(self.params.elasticity.stable_dt(grid, self.params.density))
     }
 
     /// Largest speed at the centre of a liquid cell (m/s).
@@ -487,7 +567,8 @@ impl LevelSetLiquid {
             let phi = self.phi.as_slice()[c];
             let [i, j, k] = self.phi.coords(c);
             let open = if solid.is_some_and(|s| s.get(i, j, k) < 0.0) { 0.0 } else { 1.0 };
-            self.params.density * (0.5 - phi / grid.dx).clamp(0.0, 1.0) * open * cell_volume
+            let density = self.phases.as_ref().map_or(self.params.density, |p| p.phases[p.phase_at(i, j, k)].density);
+            density * (0.5 - phi / grid.dx).clamp(0.0, 1.0) * open * cell_volume
         };
         let velocity = |c: usize| {
             let [i, j, k] = self.phi.coords(c);
@@ -498,13 +579,20 @@ impl LevelSetLiquid {
         LiquidMeasures { volume, kinetic_energy, momentum, max_speed: self.max_speed() }
     }
 
+    /// The volume of each phase outside obstacles and bodies (m^3), in the phases' order;
+    /// empty for one liquid.
+    pub fn phase_volumes(&self, grid: &Grid, solids: &StaticSolids) -> Vec<Real> {
+        let solid = self.solid_distance(solids);
+        self.phases.as_ref().map_or(Vec::new(), |p| p.phi.iter().map(|phi| volume_inside(grid, phi, solid)).collect())
+    }
+
     /// The health check: every velocity, level-set value and pressure finite, no liquid
     /// faster than `max_speed`.
     pub fn check(&self, max_speed: Real) -> Result<(), String> {
         if self.velocity.faces.iter().any(|f| f.as_slice().par_iter().any(|u| !u.is_finite())) {
             return Err("a velocity is not a finite number".into());
         }
-        if self.phi.as_slice().par_iter().any(|v| !v.is_finite()) {
+        if std::iter::once(&self.phi).chain(self.phases.iter().flat_map(|p| &p.phi)).any(|phi| phi.as_slice().par_iter().any(|v| !v.is_finite())) {
             return Err("the level set holds a non-finite value".into());
         }
         if self.pressure.as_slice().par_iter().any(|v| !v.is_finite()) {
@@ -558,13 +646,24 @@ impl LevelSetLiquid {
     /// The liquid's state for a checkpoint: volume control, velocity, level set, pressure (the
     /// next solve's initial guess) and marker particles.
     pub fn save_state(&self) -> Vec<u8> {
-        postcard::to_allocvec(&(&self.volume, &self.velocity, &self.phi, &self.pressure, &self.particles, &self.strain)).expect("liquid state serialises")
+        let phases = self.phases.as_ref().map(|p| (&p.phi, &p.particles));
+        postcard::to_allocvec(&(&self.volume, &self.velocity, &self.phi, &self.pressure, &self.particles, &self.strain, phases)).expect("liquid state serialises")
     }
 
     /// Restores a state written by [`LevelSetLiquid::save_state`] for the same scene.
     pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
-        type State = (VolumeControl, MacVelocity, Array3<Real>, Array3<Real>, Vec<MarkerParticle>, Option<Strain>);
-        let (volume, velocity, phi, pressure, particles, strain): State = postcard::from_bytes(bytes).map_err(|e| format!("the liquid's state does not decode: {e}"))?;
+        type State = (VolumeControl, MacVelocity, Array3<Real>, Array3<Real>, Vec<MarkerParticle>, Option<Strain>, Option<(Vec<Array3<Real>>, Vec<Vec<MarkerParticle>>)>);
+        let (volume, velocity, phi, pressure, particles, strain, phases): State = postcard::from_bytes(bytes).map_err(|e| format!("the liquid's state does not decode: {e}"))?;
+        match (&mut self.phases, phases) {
+            (Some(mine), Some((phi, particles))) if phi.len() == mine.phi.len() => {
+                for (level_set, saved) in mine.phi.iter_mut().zip(phi) {
+                    level_set.restore_from(saved)?;
+                }
+                mine.particles = particles;
+            }
+            (None, None) => {}
+            _ => return Err("the liquid's state and the scene disagree on the liquid's phases".into()),
+        }
         match (&mut self.strain, strain) {
             (Some(mine), Some(saved)) => {
                 for (component, saved) in mine.components.iter_mut().zip(saved.components) {
@@ -588,6 +687,9 @@ impl LevelSetLiquid {
             + self.pressure.heap_bytes()
             + self.particles.capacity() * std::mem::size_of::<MarkerParticle>()
             + self.strain.as_ref().map_or(0, Strain::heap_bytes)
+            + self.phases.as_ref().map_or(0, |p| {
+                p.phi.iter().map(Array3::heap_bytes).sum::<usize>() + p.particles.iter().map(|v| v.capacity() * std::mem::size_of::<MarkerParticle>()).sum::<usize>()
+            })
     }
 }
 

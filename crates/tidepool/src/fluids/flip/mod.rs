@@ -25,7 +25,7 @@ pub mod raster;
 pub mod solve;
 pub mod surface;
 
-use crate::coupling::{self, Contacts, FluidView, TrialLiquid};
+use crate::coupling::{self, Contacts, FluidView, PhaseView, TrialLiquid};
 use crate::fluids::eulerian::{LiquidSource, LiquidSurface, VOLUME_BAND};
 use crate::fluids::viscosity::{self, DiffusionReport, Viscosity};
 use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
@@ -809,7 +809,8 @@ impl FlipLiquid {
             phi,
             statics: &self.statics,
             density: self.params.density,
-            surface_tension: 0.0,
+            phases: PhaseView::single(phi, &self.params.density, &0.0),
+            capillary: false,
             params: self.params.solver,
             preconditioner: self.params.preconditioner,
             up: self.params.up,
