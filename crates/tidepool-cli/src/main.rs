@@ -346,7 +346,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
     if !world.tracers.is_empty() {
         let _ = writeln!(out, "tracers    {} passive tracers (plankton)", world.tracers.len());
     }
-    let previews = if scene.writes_previews() { output::preview::raster_bytes(&loaded.scene.output.camera) } else { 0 };
+    let previews = if scene.writes_previews() { output::preview::raster_bytes(&loaded.scene.output.camera, loaded.scene.liquid.phase.len().max(1)) } else { 0 };
     let mib = |bytes: usize| bytes as f64 / 1048576.0;
     let _ = writeln!(
         out,

@@ -123,12 +123,13 @@ pub struct Frame<'a> {
     pub record: &'a FrameRecord,
     phi: OnceCell<Option<Sampled<Real>>>,
     surface: OnceCell<LiquidSurface>,
+    phase_surfaces: OnceCell<Vec<(String, LiquidSurface)>>,
 }
 
 impl<'a> Frame<'a> {
     /// A frame view.
     pub fn new(world: &'a World, record: &'a FrameRecord) -> Self {
-        Frame { world, record, phi: OnceCell::new(), surface: OnceCell::new() }
+        Frame { world, record, phi: OnceCell::new(), surface: OnceCell::new(), phase_surfaces: OnceCell::new() }
     }
 
     /// The signed distance the surface mesh is extracted from ([`Fluid::surface_phi`]).
@@ -139,6 +140,12 @@ impl<'a> Frame<'a> {
     /// The liquid surface mesh with per-vertex velocities.
     pub fn surface(&self) -> &LiquidSurface {
         self.surface.get_or_init(|| self.world.fluid.surface_from(self.surface_phi()))
+    }
+
+    /// A liquid of several phases: each phase's name and surface mesh with per-vertex
+    /// velocities (empty otherwise).
+    pub fn phase_surfaces(&self) -> &[(String, LiquidSurface)] {
+        self.phase_surfaces.get_or_init(|| self.world.level_set().map_or(Vec::new(), |f| f.liquid.phase_surfaces(&f.grid)))
     }
 }
 

@@ -74,6 +74,35 @@ fn buoyancy_floats_the_light_balls_holds_the_neutral_one_and_sinks_the_heavy_one
     }
 }
 
+/// `body_at_interface.toml` on a coarser grid (32 cells across, 1.9 cm: the boxes 5.3 cells
+/// wide) over its first 2 s: over the second second the pine box (650 kg/m^3) floats in the
+/// oil (800) with part of it above the oil's surface and its bottom above the water; the oak box
+/// (900) floats at the oil–water interface, its centre within a cell of it (equilibrium: half
+/// in each; measured 4.8 mm below it, and the pine's top 1.6 cm above the oil, Archimedes'
+/// 1.9 cm); the brick ends on the floor, its centre within half a cell of its half-height.
+#[test]
+fn body_at_interface_floats_the_oak_box_between_oil_and_water() {
+    let loaded = example("body_at_interface", &[("frames = 72", "frames = 48"), ("resolution = 48", "resolution = 32")]);
+    let (half, dx) = (0.05, 0.6 / 32.0);
+    let (mut pine_top, mut pine_bottom, mut oak) = (Vec::new(), Vec::new(), Vec::new());
+    let world = common::each_frame(&loaded, 48, |world, record| {
+        if record.frame >= 24 {
+            let f = world.level_set().expect("a level-set liquid");
+            let water = &f.liquid.phases.as_ref().expect("phases").phi[0];
+            let (oil_surface, interface) = (common::surface_height(world, 0.2, 0.02), common::level_height(&f.grid, water, 0.2, 0.02));
+            let boxes = &world.solids.rigid;
+            pine_top.push(boxes[0].position.y + half - oil_surface);
+            pine_bottom.push(boxes[0].position.y - half - interface);
+            oak.push(boxes[1].position.y - interface);
+        }
+    });
+    let (pine_top, pine_bottom, oak) = (mean(&pine_top), mean(&pine_bottom), mean(&oak));
+    assert!(pine_top > 0.0 && pine_bottom > 0.0, "the pine box's top is {pine_top} m above the oil, its bottom {pine_bottom} m above the water");
+    assert!(oak.abs() < dx, "the oak box's centre is {oak} m off the oil-water interface");
+    let brick = world.solids.rigid[2].position.y - half;
+    assert!(brick.abs() < 0.5 * dx, "the brick ends {brick} m above the floor");
+}
+
 /// The highest particle of the fountains `name` over their first 1.5 s (while the nozzles run)
 /// on a coarser grid (32 cells up, 5 cm).
 fn fountain_top(name: &str) -> Real {

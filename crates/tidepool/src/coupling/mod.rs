@@ -575,7 +575,7 @@ fn assemble<'a>(
     };
     let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual, media, solids);
     faces.sort_by_key(|f| f.solid);
-    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, divergence, classify(phi, &unknown, &dual, capillary, media));
+    let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, |c| divergence + media.divergence(c), classify(phi, &unknown, &dual, capillary, media));
     let n_cells = grid.cell_count();
     let pockets = enclosed_pockets(grid, &pressure.floating, &unknown, &faces);
     let candidates: Vec<SparseVector> = pressure
@@ -774,7 +774,7 @@ pub struct FluidView<'a> {
 }
 
 /// Projects `velocity` together with `solids` over `dt`: afterwards the liquid is divergence
-/// free (up to the uniform `divergence`, see [`crate::fluids::eulerian::VolumeControl`]), its
+/// free (up to the uniform `divergence` and the phases', see [`crate::fluids::eulerian::VolumeControl`]), its
 /// velocity on every coupled face equals the solid's, and the solids have received the
 /// impulses the liquid's pressure puts on them. A solid with points in `contacts` (by index;
 /// none where it is shorter) keeps its velocity along their normals, which contact has set,

@@ -138,12 +138,15 @@ pub struct PhaseView<'a> {
     pub tension: &'a [Real],
     /// Per phase: its surface tension against the air (N/m).
     pub air_tension: &'a [Real],
+    /// Per phase: a divergence (1/s) imposed in its cells beside the solve's uniform one (its
+    /// own volume control; empty for none).
+    pub divergence: &'a [Real],
 }
 
 impl<'a> PhaseView<'a> {
     /// One liquid: its level set `phi`, `density` and surface tension against the air.
     pub fn single(phi: &'a Array3<Real>, density: &'a Real, air_tension: &'a Real) -> Self {
-        PhaseView { phi: std::slice::from_ref(phi), density: std::slice::from_ref(density), tension: &[], air_tension: std::slice::from_ref(air_tension) }
+        PhaseView { phi: std::slice::from_ref(phi), density: std::slice::from_ref(density), tension: &[], air_tension: std::slice::from_ref(air_tension), divergence: &[] }
     }
 
     /// The surface tension between phases `a` and `b` (N/m).
@@ -183,6 +186,11 @@ impl<'a> Media<'a> {
 
     fn phase_at(&self, c: [usize; 3]) -> usize {
         self.phase.get(c[0], c[1], c[2]) as usize
+    }
+
+    /// The divergence imposed in cell `c` (flat index) by its phase's volume control (1/s).
+    pub(crate) fn divergence(&self, c: usize) -> Real {
+        self.phases.divergence.get(self.phase.as_slice()[c] as usize).copied().unwrap_or(0.0)
     }
 
     /// The weight of the faces of cell `c` towards the air: its phase's.
@@ -254,8 +262,15 @@ pub(crate) fn liquid_neighbour<'a>(
 }
 
 /// Assembles `A q = b` for the `unknown` cells: `b` is minus the net outflow of `velocity`,
-/// plus `divergence * dx` (a uniform target divergence in 1/s).
-pub(crate) fn assemble_with<F>(grid: &Grid, solids: &StaticSolids, velocity: &MacVelocity, unknown: &Array3<bool>, divergence: Real, classify: F) -> (Stencil7, Vec<Real>)
+/// plus `divergence(c) * dx` (the target divergence in 1/s of cell `c`, by flat index).
+pub(crate) fn assemble_with<F>(
+    grid: &Grid,
+    solids: &StaticSolids,
+    velocity: &MacVelocity,
+    unknown: &Array3<bool>,
+    divergence: impl Fn(usize) -> Real + Sync,
+    classify: F,
+) -> (Stencil7, Vec<Real>)
 where
     F: Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync,
 {
@@ -269,7 +284,7 @@ where
                 return row;
             }
             let idx = unknown.coords(c);
-            row.2 = divergence * grid.dx;
+            row.2 = divergence(c) * grid.dx;
             for axis in 0..3 {
                 for side in 0..2 {
                     let f = face_of(idx, axis, side);
@@ -309,7 +324,7 @@ where
 pub fn assemble(grid: &Grid, phi: &Array3<Real>, liquid: &Array3<bool>, solids: &StaticSolids, velocity: &MacVelocity) -> (Stencil7, Vec<Real>) {
     let (density, tension) = (1.0, 0.0);
     let media = Media::new(grid, PhaseView::single(phi, &density, &tension), density, 1.0, false);
-    assemble_with(grid, solids, velocity, liquid, 0.0, liquid_neighbour(phi, liquid, None, &media))
+    assemble_with(grid, solids, velocity, liquid, |_| 0.0, liquid_neighbour(phi, liquid, None, &media))
 }
 
 /// Subtracts the gradient of `q` from the faces of unknown cells (ghost values at Dirichlet

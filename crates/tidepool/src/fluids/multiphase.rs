@@ -15,6 +15,7 @@
 
 use crate::coupling::PhaseView;
 use crate::fluids::eulerian::particles::MarkerParticle;
+use crate::fluids::eulerian::VolumeControl;
 use crate::grid::{Array3, Grid};
 use crate::math::Real;
 use rayon::prelude::*;
@@ -42,22 +43,43 @@ pub struct Phases {
     pub phi: Vec<Array3<Real>>,
     /// Per phase: the marker particles of its particle level set.
     pub particles: Vec<Vec<MarkerParticle>>,
+    /// Per phase: its volume control. Films thinner than a cell vanish from one phase's level
+    /// set as from the liquid's, and the others' projected level sets take their place, so
+    /// each phase's volume is steered to its own target (the liquid's is then the sum).
+    pub volume: Vec<VolumeControl>,
     densities: Vec<Real>,
     air_tensions: Vec<Real>,
+    divergence: Vec<Real>,
 }
 
 impl Phases {
     /// `phases` with the surface `tension` between each pair (`n * n`, symmetric), filling
-    /// their level sets `phi`.
+    /// their level sets `phi`. Their volume controls have no target yet.
     pub fn new(phases: Vec<Phase>, tension: Vec<Real>, phi: Vec<Array3<Real>>) -> Self {
+        let n = phi.len();
         let densities = phases.iter().map(|p| p.density).collect();
         let air_tensions = phases.iter().map(|p| p.air_tension).collect();
-        Phases { phases, tension, particles: vec![Vec::new(); phi.len()], phi, densities, air_tensions }
+        let control = VolumeControl { enabled: false, target: 0.0, error_integral: 0.0, divergence: 0.0 };
+        Phases { phases, tension, particles: vec![Vec::new(); n], phi, volume: vec![control; n], densities, air_tensions, divergence: vec![0.0; n] }
     }
 
     /// The phases as the coupled solve takes them.
     pub fn view(&self) -> PhaseView<'_> {
-        PhaseView { phi: &self.phi, density: &self.densities, tension: &self.tension, air_tension: &self.air_tensions }
+        PhaseView { phi: &self.phi, density: &self.densities, tension: &self.tension, air_tension: &self.air_tensions, divergence: &self.divergence }
+    }
+
+    /// Advances each phase's volume control by `dt` for its measured `volumes`: the
+    /// divergences the next projections impose in its cells.
+    pub fn control_volumes(&mut self, volumes: &[Real], dt: Real) {
+        for ((control, divergence), &volume) in self.volume.iter_mut().zip(&mut self.divergence).zip(volumes) {
+            *divergence = control.update(volume, dt);
+        }
+    }
+
+    /// Puts back the volume controls of a checkpoint, with the divergences they imposed last.
+    pub(crate) fn restore_volume_controls(&mut self, volume: Vec<VolumeControl>) {
+        self.divergence = volume.iter().map(|c| c.divergence).collect();
+        self.volume = volume;
     }
 
     /// The densest phase's density (kg/m^3).

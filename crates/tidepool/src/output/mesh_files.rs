@@ -129,6 +129,10 @@ impl FrameSink for MeshSink {
             }
             _ => {}
         }
+        for (name, surface) in frame.phase_surfaces() {
+            let comment = format!("tidepool liquid surface of phase {name}, frame {}, time {} s", r.frame, r.time);
+            self.write_mesh(&stem(&format!("surface_{name}")), &surface.mesh, Some(&surface.velocities), &comment)?;
+        }
         let surface = frame.surface();
         let comment = format!("tidepool liquid surface, frame {}, time {} s", r.frame, r.time);
         self.write_mesh(&stem("surface"), &surface.mesh, Some(&surface.velocities), &comment)

@@ -63,7 +63,11 @@ impl Camera {
 
 #[derive(Clone, Copy)]
 enum Material {
-    Water,
+    /// A liquid's surface, drawn into transparent layer `layer` in colour `base`.
+    Liquid {
+        layer: usize,
+        base: Vec3,
+    },
     Solid,
     Body,
     Tracer,
@@ -73,25 +77,44 @@ enum Material {
     },
 }
 
-/// Opacity of the water's nearest surface over what lies behind it.
+/// Opacity of a liquid's nearest surface over what lies behind it.
 const WATER_OPACITY: Real = 0.7;
 
-/// The supersampled picture: a z-buffer for opaque surfaces and a second one for the water's
-/// nearest surface, blended over them (so bodies under water show through). Per sample the
-/// two depths and colours are kept in single precision and 8 bits per channel (14 bytes a sample: 29 MB at the
+/// The colour of the water, and of a liquid's first phase.
+const WATER: [Real; 3] = [0.08, 0.36, 0.68];
+
+/// The colours of a liquid's phases after the first, in turn: orange (oil), red, green, violet,
+/// white.
+const PHASE_COLOURS: [[Real; 3]; 5] = [[0.9, 0.42, 0.08], [0.75, 0.15, 0.12], [0.2, 0.6, 0.25], [0.5, 0.3, 0.7], [0.9, 0.9, 0.88]];
+
+/// The preview colour of phase `k` of a liquid.
+fn phase_colour(k: usize) -> Vec3 {
+    vec3(if k == 0 { WATER } else { PHASE_COLOURS[(k - 1) % PHASE_COLOURS.len()] })
+}
+
+/// A transparent z-buffer: the nearest surface of one liquid (one phase) at each sample.
+struct Layer {
+    depth: Vec<f32>,
+    color: Vec<[u8; 3]>,
+}
+
+/// The supersampled picture: a z-buffer for opaque surfaces and a transparent one per liquid
+/// phase for its nearest surface, blended over them far to near (so bodies under water, and a
+/// drop inside another liquid, show through). Per sample the depths and colours are kept in
+/// single precision and 8 bits per channel (14 bytes a sample with one liquid: 29 MB at the
 /// default 960 x 540 supersampled 2x2; in double precision it was 133 MB, most of a default
 /// run's memory).
 struct Raster {
     camera: Camera,
     depth: Vec<f32>,
     color: Vec<[u8; 3]>,
-    water_depth: Vec<f32>,
-    water_color: Vec<[u8; 3]>,
+    layers: Vec<Layer>,
 }
 
-/// Bytes the renderer holds while drawing a picture of `camera`'s size ([`Raster`]).
-pub fn raster_bytes(camera: &crate::scene::Camera) -> usize {
-    4 * camera.width as usize * camera.height as usize * (2 * std::mem::size_of::<f32>() + 2 * 3)
+/// Bytes the renderer holds while drawing a picture of `camera`'s size with `liquids`
+/// transparent layers ([`Raster`]).
+pub fn raster_bytes(camera: &crate::scene::Camera, liquids: usize) -> usize {
+    4 * camera.width as usize * camera.height as usize * (1 + liquids) * (std::mem::size_of::<f32>() + 3)
 }
 
 /// A colour in [0, 1] to 8 bits per channel.
@@ -107,7 +130,7 @@ fn from_bytes(c: [u8; 3]) -> Vec3 {
 const LIGHT: [Real; 3] = [-0.35, 0.85, 0.4];
 
 impl Raster {
-    fn new(camera: Camera) -> Self {
+    fn new(camera: Camera, liquids: usize) -> Self {
         let n = camera.width * camera.height;
         let color = (0..n)
             .map(|c| {
@@ -115,7 +138,8 @@ impl Raster {
                 to_bytes(Vec3::new(0.93, 0.95, 0.98) * (1.0 - t) + Vec3::new(0.72, 0.77, 0.84) * t)
             })
             .collect();
-        Raster { camera, depth: vec![f32::INFINITY; n], color, water_depth: vec![f32::INFINITY; n], water_color: vec![[0; 3]; n] }
+        let layers = (0..liquids).map(|_| Layer { depth: vec![f32::INFINITY; n], color: vec![[0; 3]; n] }).collect();
+        Raster { camera, depth: vec![f32::INFINITY; n], color, layers }
     }
 
     fn shade(&self, material: Material, p: &Vec3, n: &Vec3) -> Vec3 {
@@ -124,8 +148,7 @@ impl Raster {
         let n = if n.dot(&view) < 0.0 { -n } else { *n };
         let diffuse = n.dot(&light).max(0.0);
         match material {
-            Material::Water => {
-                let base = Vec3::new(0.08, 0.36, 0.68);
+            Material::Liquid { base, .. } => {
                 let half = (light + view).normalize();
                 let specular = n.dot(&half).max(0.0).powi(80) * 0.8;
                 let fresnel = 0.04 + 0.96 * (1.0 - n.dot(&view).clamp(0.0, 1.0)).powi(5);
@@ -181,8 +204,11 @@ impl Raster {
                 let inv = 1.0 / (q0 + q1 + q2);
                 let depth = inv as f32;
                 let pixel = y * cam.width + x;
-                let water = matches!(material, Material::Water);
-                let depths = if water { &mut self.water_depth } else { &mut self.depth };
+                let layer = if let Material::Liquid { layer, .. } = material { Some(layer) } else { None };
+                let depths = match layer {
+                    Some(l) => &mut self.layers[l].depth,
+                    None => &mut self.depth,
+                };
                 if depth >= depths[pixel] {
                     continue;
                 }
@@ -191,10 +217,9 @@ impl Raster {
                 let position = p[0] * a + p[1] * b + p[2] * c;
                 let normal = (n[0] * a + n[1] * b + n[2] * c).try_normalize(1e-12).unwrap_or(n[0]);
                 let shaded = self.shade(material, &position, &normal);
-                if water {
-                    self.water_color[pixel] = to_bytes(shaded);
-                } else {
-                    self.color[pixel] = to_bytes(shaded);
+                match layer {
+                    Some(l) => self.layers[l].color[pixel] = to_bytes(shaded),
+                    None => self.color[pixel] = to_bytes(shaded),
                 }
             }
         }
@@ -255,17 +280,21 @@ impl Raster {
         }
     }
 
-    /// Blends the water over the opaque surfaces and box-filters 2x2 blocks into 8-bit RGB.
+    /// Blends the liquids' layers over the opaque surfaces, far to near, and box-filters 2x2
+    /// blocks into 8-bit RGB.
     fn downsample(&self) -> Vec<u8> {
         let (w, h) = (self.camera.width / 2, self.camera.height / 2);
         let mut rgb = Vec::with_capacity(w * h * 3);
+        let mut in_front: Vec<(f32, Vec3)> = Vec::with_capacity(self.layers.len());
         for y in 0..h {
             for x in 0..w {
                 let mut c = Vec3::zeros();
                 for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
                     let pixel = (2 * y + dy) * self.camera.width + 2 * x + dx;
-                    let opaque = from_bytes(self.color[pixel]);
-                    c += if self.water_depth[pixel] < self.depth[pixel] { from_bytes(self.water_color[pixel]) * WATER_OPACITY + opaque * (1.0 - WATER_OPACITY) } else { opaque };
+                    in_front.clear();
+                    in_front.extend(self.layers.iter().filter(|l| l.depth[pixel] < self.depth[pixel]).map(|l| (l.depth[pixel], from_bytes(l.color[pixel]))));
+                    in_front.sort_by(|a, b| b.0.total_cmp(&a.0));
+                    c += in_front.iter().fold(from_bytes(self.color[pixel]), |behind, (_, liquid)| liquid * WATER_OPACITY + behind * (1.0 - WATER_OPACITY));
                 }
                 for v in (c * 0.25).iter() {
                     rgb.push((v.clamp(0.0, 1.0).powf(1.0 / 1.1) * 255.0).round() as u8);
@@ -295,7 +324,11 @@ pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh)
     let world = frame.world;
     let grid_scene = |grid: &Grid| {
         let bodies: Vec<TriMesh> = world.solids.iter().map(|s| s.surface().0).collect();
-        render_scene(grid, camera, obstacles, &bodies, &world.tracers, &frame.surface().mesh)
+        let liquids: Vec<&TriMesh> = match frame.phase_surfaces() {
+            [] => vec![&frame.surface().mesh],
+            phases => phases.iter().map(|(_, s)| &s.mesh).collect(),
+        };
+        render_scene(grid, camera, obstacles, &bodies, &world.tracers, &liquids)
     };
     match &world.fluid {
         Fluid::LevelSet(f) => grid_scene(&f.grid),
@@ -305,17 +338,20 @@ pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh)
 }
 
 /// Renders the domain's far walls and floor, `obstacles`, `bodies`, `tracers` (white dots 0.6
-/// of a cell across) and the liquid surface `water` from `camera` as PNG bytes.
-pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriMesh, bodies: &[TriMesh], tracers: &[Vec3], water: &TriMesh) -> Vec<u8> {
+/// of a cell across) and the surfaces of the `liquids` (one, or each phase of several, in
+/// the phases' colours) from `camera` as PNG bytes.
+pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriMesh, bodies: &[TriMesh], tracers: &[Vec3], liquids: &[&TriMesh]) -> Vec<u8> {
     let (w, h) = (camera.width as usize, camera.height as usize);
-    let mut raster = Raster::new(Camera::from_scene(camera, grid, 2 * w, 2 * h));
+    let mut raster = Raster::new(Camera::from_scene(camera, grid, 2 * w, 2 * h), liquids.len());
     raster.far_walls(grid);
     raster.mesh(obstacles, Material::Solid);
     for body in bodies {
         raster.mesh(body, Material::Body);
     }
     raster.mesh(&dots(tracers, 0.3 * grid.dx), Material::Tracer);
-    raster.mesh(water, Material::Water);
+    for (layer, liquid) in liquids.iter().enumerate() {
+        raster.mesh(liquid, Material::Liquid { layer, base: phase_colour(layer) });
+    }
     png_bytes(w as u32, h as u32, &raster.downsample())
 }
 

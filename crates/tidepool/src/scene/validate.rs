@@ -281,7 +281,10 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
     cx.check(liquid.phase.len() <= 32, "liquid.phase", || format!("expected at most 32 phases, got {}", liquid.phase.len()))?;
     for (n, phase) in liquid.phase.iter().enumerate() {
         let key = format!("liquid.phase[{n}]");
-        cx.check(!phase.name.trim().is_empty(), &format!("{key}.name"), || "expected a name".into())?;
+        let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        cx.check(!phase.name.is_empty() && phase.name.chars().all(allowed), &format!("{key}.name"), || {
+            format!("expected a name of letters, digits, '_' and '-' (it names the phase's files), got \"{}\"", phase.name)
+        })?;
         cx.check(!liquid.phase[..n].iter().any(|p| p.name == phase.name), &format!("{key}.name"), || format!("a phase named \"{}\" is given twice", phase.name))?;
         cx.within(phase.density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3 (water 1000, air 1.2)")?;
         cx.within(phase.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m (water 0.072)")?;

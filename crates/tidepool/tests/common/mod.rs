@@ -103,8 +103,13 @@ pub fn never() -> AtomicBool {
 /// interpolated.
 pub fn surface_height(world: &World, x: Real, z: Real) -> Real {
     let grid = world.fluid.grid().expect("a grid liquid");
+    level_height(grid, &world.fluid.cell_phi(&world.solids.coupled()).expect("a grid liquid"), x, z)
+}
+
+/// The lowest zero of the level set `phi` (at cell centres) in the column at (x, z), from
+/// inside to outside, linearly interpolated.
+pub fn level_height(grid: &tidepool::grid::Grid, phi: &tidepool::grid::Array3<Real>, x: Real, z: Real) -> Real {
     let [i, _, k] = grid.cell_of(&Vec3::new(x, 0.0, z));
-    let phi = world.fluid.cell_phi(&world.solids.coupled()).expect("a grid liquid");
     for j in 0..grid.dims[1] - 1 {
         let (a, b) = (phi.get(i, j, k), phi.get(i, j + 1, k));
         if a < 0.0 && b >= 0.0 {

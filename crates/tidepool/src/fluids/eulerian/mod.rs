@@ -129,7 +129,7 @@ impl VolumeControl {
     pub const TIME_CONSTANT: Real = 0.1;
 
     /// The divergence to impose now for the measured `volume`, advancing the integral by `dt`.
-    fn update(&mut self, volume: Real, dt: Real) -> Real {
+    pub(crate) fn update(&mut self, volume: Real, dt: Real) -> Real {
         self.divergence = if self.enabled && self.target > 0.0 {
             let e = (volume - self.target) / self.target;
             self.error_integral += e * dt;
@@ -220,6 +220,14 @@ impl LevelSetLiquid {
         multiphase::project(&mut phases.phi, &mut self.phi);
         self.phases = Some(phases);
         self.extend_into_solids(solids);
+        // Each phase's volume is steered instead of the liquid's.
+        let volumes = self.phase_volumes(grid, solids);
+        if let Some(phases) = &mut self.phases {
+            for (control, target) in phases.volume.iter_mut().zip(volumes) {
+                *control = VolumeControl { enabled: self.volume.enabled, target, ..*control };
+            }
+        }
+        self.volume.enabled = false;
         self
     }
 
@@ -365,6 +373,7 @@ impl LevelSetLiquid {
             return;
         }
         let before = self.volume_without_solids(grid, solids);
+        let phases_before = self.phase_volumes(grid, solids);
         for source in active {
             let shape = &source.shape;
             let inside = grid.sample_fn(Location::Cell, |x| shape.signed_distance(&x));
@@ -388,6 +397,12 @@ impl LevelSetLiquid {
             self.particles.retain(|p| p.sign < 0.0 || shape.signed_distance(&p.x()) > margin);
         }
         self.volume.target += self.volume_without_solids(grid, solids) - before;
+        let phases_after = self.phase_volumes(grid, solids);
+        if let Some(phases) = &mut self.phases {
+            for ((control, after), before) in phases.volume.iter_mut().zip(phases_after).zip(phases_before) {
+                control.target += after - before;
+            }
+        }
     }
 
     /// Pressure projection coupled with the moving `bodies` (see [`crate::coupling`]) with the
@@ -396,8 +411,18 @@ impl LevelSetLiquid {
     pub fn project(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> ([Array3<bool>; 3], CouplingReport) {
         let volume = self.volume_without_solids(grid, solids);
         let divergence = self.volume.update(volume, dt);
+        let volumes = self.phase_volumes(grid, solids);
+        if let Some(phases) = &mut self.phases {
+            phases.control_volumes(&volumes, dt);
+        }
         let (valid, report) = self.solve(grid, solids, dt, divergence, bodies);
-        self.volume.target -= self.outflow(grid, solids) * dt;
+        let outflow = self.outflow(grid, solids);
+        self.volume.target -= outflow.iter().sum::<Real>() * dt;
+        if let Some(phases) = &mut self.phases {
+            for (control, out) in phases.volume.iter_mut().zip(outflow) {
+                control.target -= out * dt;
+            }
+        }
         (valid, report)
     }
 
@@ -462,9 +487,10 @@ impl LevelSetLiquid {
         (valid, report)
     }
 
-    /// Volume flux (m^3/s) out of the domain through open sides, over faces next to liquid.
-    fn outflow(&self, grid: &Grid, solids: &StaticSolids) -> Real {
-        let mut flux = 0.0;
+    /// Volume flux (m^3/s) out of the domain through open sides, over faces next to liquid: per
+    /// phase (one value for one liquid).
+    fn outflow(&self, grid: &Grid, solids: &StaticSolids) -> Vec<Real> {
+        let mut flux = vec![0.0; self.phases.as_ref().map_or(1, |p| p.phases.len())];
         for (axis, sides) in solids.boundaries.iter().enumerate() {
             for (side, boundary) in sides.iter().enumerate() {
                 if *boundary != crate::solids::Boundary::Open {
@@ -484,12 +510,13 @@ impl LevelSetLiquid {
                         face[axis] += side;
                         let outward = if side == 0 { -1.0 } else { 1.0 };
                         let open = solids.face_open[axis].get(face[0], face[1], face[2]);
-                        flux += outward * open * self.velocity.faces[axis].get(face[0], face[1], face[2]);
+                        let phase = self.phases.as_ref().map_or(0, |p| p.phase_at(cell[0], cell[1], cell[2]));
+                        flux[phase] += outward * open * self.velocity.faces[axis].get(face[0], face[1], face[2]) * grid.dx * grid.dx;
                     }
                 }
             }
         }
-        flux * grid.dx * grid.dx
+        flux
     }
 
     /// Extends velocities from the `valid` faces `layers` faces into the air (zero beyond), then
@@ -608,23 +635,16 @@ impl LevelSetLiquid {
         Ok(())
     }
 
-    /// The level set over the cell centres padded by one cell whose value mirrors the boundary
-    /// cell's magnitude, so that liquid touching a domain side is closed off exactly on that side.
+    /// The level set padded by one cell ([`padded`]).
     pub fn padded_phi(&self, grid: &Grid) -> Sampled<Real> {
-        let dims = grid.dims.map(|n| n + 2);
-        let mut padded = Array3::filled(dims, 0.0);
-        padded.par_fill_with(|i, j, k| {
-            let inner = [i, j, k];
-            let clamped: [usize; 3] = std::array::from_fn(|a| inner[a].clamp(1, grid.dims[a]) - 1);
-            let v = self.phi.get(clamped[0], clamped[1], clamped[2]);
-            let outside = (0..3).any(|a| inner[a] == 0 || inner[a] == grid.dims[a] + 1);
-            if outside {
-                v.abs()
-            } else {
-                v
-            }
-        });
-        Sampled { values: padded, origin: grid.origin - Vec3::repeat(0.5 * grid.dx), spacing: grid.dx }
+        padded(grid, &self.phi)
+    }
+
+    /// Each phase's name and surface (by marching cubes of its level set, padded as
+    /// [`Self::padded_phi`]) with the velocity at each vertex; empty for one liquid.
+    pub fn phase_surfaces(&self, grid: &Grid) -> Vec<(String, LiquidSurface)> {
+        let Some(phases) = &self.phases else { return Vec::new() };
+        phases.phases.iter().zip(&phases.phi).map(|(phase, phi)| (phase.name.clone(), self.surface_from(grid, &padded(grid, phi)))).collect()
     }
 
     /// The zero level set of `phi` ([`Self::padded_phi`]) by marching cubes, with the liquid's
@@ -646,20 +666,22 @@ impl LevelSetLiquid {
     /// The liquid's state for a checkpoint: volume control, velocity, level set, pressure (the
     /// next solve's initial guess) and marker particles.
     pub fn save_state(&self) -> Vec<u8> {
-        let phases = self.phases.as_ref().map(|p| (&p.phi, &p.particles));
+        let phases = self.phases.as_ref().map(|p| (&p.phi, &p.particles, &p.volume));
         postcard::to_allocvec(&(&self.volume, &self.velocity, &self.phi, &self.pressure, &self.particles, &self.strain, phases)).expect("liquid state serialises")
     }
 
     /// Restores a state written by [`LevelSetLiquid::save_state`] for the same scene.
     pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
-        type State = (VolumeControl, MacVelocity, Array3<Real>, Array3<Real>, Vec<MarkerParticle>, Option<Strain>, Option<(Vec<Array3<Real>>, Vec<Vec<MarkerParticle>>)>);
+        type Phases = (Vec<Array3<Real>>, Vec<Vec<MarkerParticle>>, Vec<VolumeControl>);
+        type State = (VolumeControl, MacVelocity, Array3<Real>, Array3<Real>, Vec<MarkerParticle>, Option<Strain>, Option<Phases>);
         let (volume, velocity, phi, pressure, particles, strain, phases): State = postcard::from_bytes(bytes).map_err(|e| format!("the liquid's state does not decode: {e}"))?;
         match (&mut self.phases, phases) {
-            (Some(mine), Some((phi, particles))) if phi.len() == mine.phi.len() => {
+            (Some(mine), Some((phi, particles, volume))) if phi.len() == mine.phi.len() && volume.len() == mine.phi.len() => {
                 for (level_set, saved) in mine.phi.iter_mut().zip(phi) {
                     level_set.restore_from(saved)?;
                 }
                 mine.particles = particles;
+                mine.restore_volume_controls(volume);
             }
             (None, None) => {}
             _ => return Err("the liquid's state and the scene disagree on the liquid's phases".into()),
@@ -691,6 +713,25 @@ impl LevelSetLiquid {
                 p.phi.iter().map(Array3::heap_bytes).sum::<usize>() + p.particles.iter().map(|v| v.capacity() * std::mem::size_of::<MarkerParticle>()).sum::<usize>()
             })
     }
+}
+
+/// `phi` over the cell centres padded by one cell whose value mirrors the boundary cell's
+/// magnitude, so that a liquid touching a domain side is closed off exactly on that side.
+fn padded(grid: &Grid, phi: &Array3<Real>) -> Sampled<Real> {
+    let dims = grid.dims.map(|n| n + 2);
+    let mut padded = Array3::filled(dims, 0.0);
+    padded.par_fill_with(|i, j, k| {
+        let inner = [i, j, k];
+        let clamped: [usize; 3] = std::array::from_fn(|a| inner[a].clamp(1, grid.dims[a]) - 1);
+        let v = phi.get(clamped[0], clamped[1], clamped[2]);
+        let outside = (0..3).any(|a| inner[a] == 0 || inner[a] == grid.dims[a] + 1);
+        if outside {
+            v.abs()
+        } else {
+            v
+        }
+    });
+    Sampled { values: padded, origin: grid.origin - Vec3::repeat(0.5 * grid.dx), spacing: grid.dx }
 }
 
 /// Memory estimate for a liquid on `grid` (and bodies, `with_bodies`): persistent state and solids (about 104 bytes per
