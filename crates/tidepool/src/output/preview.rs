@@ -80,6 +80,10 @@ enum Material {
 /// Opacity of a liquid's nearest surface over what lies behind it.
 const WATER_OPACITY: Real = 0.7;
 
+/// Opacity of a liquid's nearest surface in front of another liquid's (a drop inside a
+/// liquid shows through it).
+const OUTER_OPACITY: Real = 0.4;
+
 /// The colour of the water, and of a liquid's first phase.
 const WATER: [Real; 3] = [0.08, 0.36, 0.68];
 
@@ -294,7 +298,8 @@ impl Raster {
                     in_front.clear();
                     in_front.extend(self.layers.iter().filter(|l| l.depth[pixel] < self.depth[pixel]).map(|l| (l.depth[pixel], from_bytes(l.color[pixel]))));
                     in_front.sort_by(|a, b| b.0.total_cmp(&a.0));
-                    c += in_front.iter().fold(from_bytes(self.color[pixel]), |behind, (_, liquid)| liquid * WATER_OPACITY + behind * (1.0 - WATER_OPACITY));
+                    let blend = |(behind, opacity): (Vec3, Real), (_, liquid): &(f32, Vec3)| (liquid * opacity + behind * (1.0 - opacity), OUTER_OPACITY);
+                    c += in_front.iter().fold((from_bytes(self.color[pixel]), WATER_OPACITY), blend).0;
                 }
                 for v in (c * 0.25).iter() {
                     rgb.push((v.clamp(0.0, 1.0).powf(1.0 / 1.1) * 255.0).round() as u8);
