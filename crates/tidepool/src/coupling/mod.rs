@@ -995,6 +995,24 @@ mod tests {
         assert!(dense(&mut tank(1.0)).cholesky().is_some());
     }
 
+    /// Two phases, water under a liquid of 600 kg/m^3 with surface tension between them, their
+    /// interface through the cube: the faces across it are weighted by the densities there, and
+    /// the system stays symmetric positive definite.
+    #[test]
+    fn coupled_system_with_two_phases_is_symmetric_positive_definite() {
+        let mut t = tank(700.0);
+        let single = dense(&mut tank(700.0));
+        let lower = t.grid.sample_fn(Location::Cell, |x| x.y - 0.3);
+        let phi = [lower.clone(), lower.par_map(|_, _, _, v| -v)];
+        let phases = PhaseView { phi: &phi, density: &[WATER, 600.0], tension: &[0.0, 0.05, 0.05, 0.0], air_tension: &[0.0, 0.0], divergence: &[] };
+        let solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
+        let (m, _) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids, Some(phases));
+        assert!((&m - &single).amax() > 0.1 * single.amax(), "the light phase's faces are weighted as water's");
+        let asymmetry = (&m - m.transpose()).amax();
+        assert!(asymmetry <= 1e-14 * m.amax(), "asymmetry {asymmetry}");
+        assert!(m.cholesky().is_some(), "not positive definite");
+    }
+
     /// The coupled solve preconditioned by multigrid reaches the one preconditioned by
     /// MIC(0): the same pressures and the same cube velocity, to the solve's tolerance.
     #[test]
