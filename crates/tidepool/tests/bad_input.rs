@@ -23,6 +23,8 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
     let shell = |path: &Path, thickness: f64| {
         format!("{HEAD}\n[[body]]\nshape.shell = {{ path = \"{}\", thickness = {thickness}, translate = [0.5, 0.5, 0.5], scale = 0.2 }}\ndensity = 500.0\n", path.display())
     };
+    let phases = |rest: &str| format!("{HEAD}\n[[liquid.phase]]\nname = \"water\"\ndensity = 1000.0\n\n[[liquid.phase]]\nname = \"oil\"\ndensity = 800.0\n{rest}");
+    let region = |phase: &str| format!("\n[[liquid.region]]\n{phase}shape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.2 }}\n");
     vec![
         ("malformed toml", "[simulation\nframes = 2\n".into(), Some(1), "expected `]`"),
         ("unknown key", "[simulation]\nframez = 2\n".into(), Some(2), "unknown field `framez`"),
@@ -39,6 +41,14 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("source ends first", format!("{HEAD}\n[[liquid.source]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nstart = 1.0\nend = 0.5\n"), Some(12), "end time after the start"),
         ("negative viscosity", format!("{HEAD}\n[liquid]\nviscosity = -1.0\n"), Some(10), "dynamic viscosity in Pa s"),
         ("negative surface tension", format!("{HEAD}\n[liquid]\nsurface_tension = -0.07\n"), Some(10), "surface tension in N/m"),
+        ("phase named twice", phases("\n[[liquid.phase]]\nname = \"oil\"\ndensity = 900.0\n"), Some(18), "given twice"),
+        ("phase name with a space", phases("\n[[liquid.phase]]\nname = \"olive oil\"\ndensity = 900.0\n"), Some(18), "letters, digits"),
+        ("region of no phase", phases(&region("phase = \"honey\"\n")), Some(18), "no phase is named \"honey\"; the phases are \"water\", \"oil\""),
+        ("region without its phase", phases(&region("")), Some(17), "expected the phase it adds"),
+        ("phase without phases", format!("{HEAD}{}", region("phase = \"water\"\n")), Some(10), "the liquid has one phase"),
+        ("viscous phases", phases("\n[liquid]\nviscosity = 0.1\n"), Some(18), "viscosity per phase is not implemented"),
+        ("interface with itself", phases("\n[[liquid.interface]]\nbetween = [\"oil\", \"oil\"]\nsurface_tension = 0.02\n"), Some(18), "two different phases"),
+        ("phases in FLIP", phases("\n[liquid]\nmethod = \"flip\"\n"), Some(9), "need the level-set liquid"),
         ("surface tension in FLIP", format!("{HEAD}\n[liquid]\nmethod = \"flip\"\nsurface_tension = 0.07\n"), Some(11), "needs the level-set liquid"),
         ("negative elastic modulus", format!("{HEAD}\n[liquid.elastic]\nmodulus = -5.0\n"), Some(10), "elastic modulus in Pa"),
         ("elastic FLIP", format!("{HEAD}\n[liquid]\nmethod = \"flip\"\n[liquid.elastic]\nmodulus = 100.0\n"), Some(11), "viscoelastic liquid needs the level-set liquid"),
