@@ -56,7 +56,7 @@ enum Command {
     },
     /// Run fixed benchmark workloads on one thread and on all (or `--threads`) and print JSON with the speed-ups.
     Bench {
-        /// Cases to run (default: all). Known: poisson-128, dam-break-128, dam-break-128-mic0, dam-break-sph-geometry, buoyancy, pool-of-bodies, tori-pool, lattice-256, lattice-1024, flip-dam-break, lcp-vs-poisson.
+        /// Cases to run (default: all). Known: poisson-128, dam-break-128, dam-break-128-mic0, dam-break-sph-geometry, two-phase-128, buoyancy, pool-of-bodies, tori-pool, starfish-150, lattice-256, lattice-1024, flip-dam-break, lcp-vs-poisson.
         #[arg(long = "case")]
         cases: Vec<String>,
         /// Worker threads (default: all cores).

@@ -14,10 +14,11 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, Multigrid, PcgParams, Preconditioner};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 11] = [
+pub const CASES: [&str; 12] = [
     "poisson-128",
     "dam-break-128",
     "dam-break-128-mic0",
+    "two-phase-128",
     "buoyancy",
     "pool-of-bodies",
     "tori-pool",
@@ -35,6 +36,7 @@ pub fn run_case(name: &str) -> Option<Value> {
         "dam-break-128" => Some(scene_case("dam-break-128", DAM_BREAK_128, 0.0, 10)),
         "dam-break-sph-geometry" => Some(dam_break_sph_geometry()),
         "dam-break-128-mic0" => Some(scene_case("dam-break-128-mic0", &format!("{DAM_BREAK_128}[liquid]\npressure_preconditioner = \"mic0\"\n"), 0.0, 10)),
+        "two-phase-128" => Some(two_phase(5)),
         "buoyancy" => Some(scene_case("buoyancy", &buoyancy_scene(), 0.0, 10)),
         // Timed once the bodies have fallen into the water.
         "pool-of-bodies" => Some(scene_case("pool-of-bodies", POOL_OF_BODIES, 0.5, 10)),
@@ -200,6 +202,29 @@ resolution = 128
 [[liquid.region]]
 shape.box = { min = [0.0, 0.0, 0.0], max = [0.5, 0.8, 1.0] }
 "#;
+
+/// `dam-break-128` with its column of liquid in 1, 2 and 4 layers of different phases (the
+/// densest at the bottom), `substeps` substeps each ([`scene_case`]), and the extra seconds
+/// per substep each phase beyond the first costs.
+pub fn two_phase(substeps: usize) -> Value {
+    let column = "[[liquid.region]]\nshape.box = { min = [0.0, 0.0, 0.0], max = [0.5, 0.8, 1.0] }\n";
+    assert!(DAM_BREAK_128.contains(column), "the dam break's column");
+    let layered = |n: usize| {
+        let mut text = DAM_BREAK_128.replace(column, "");
+        for k in 0..n {
+            let (bottom, top) = (0.8 * k as Real / n as Real, 0.8 * (k + 1) as Real / n as Real);
+            text += &format!("[[liquid.phase]]\nname = \"layer{k}\"\ndensity = {}\n", 1000.0 - 100.0 * k as Real);
+            text += &format!("[[liquid.region]]\nphase = \"layer{k}\"\nshape.box = {{ min = [0.0, {bottom}, 0.0], max = [0.5, {top}, 1.0] }}\n");
+        }
+        text
+    };
+    let one = scene_case("two-phase-128 (one liquid)", DAM_BREAK_128, 0.0, substeps);
+    let two = scene_case("two-phase-128 (2 phases)", &layered(2), 0.0, substeps);
+    let four = scene_case("two-phase-128 (4 phases)", &layered(4), 0.0, substeps);
+    let seconds = |v: &Value| v["seconds_per_substep"].as_f64().unwrap_or(0.0);
+    let extra = (seconds(&four) - seconds(&one)) / 3.0;
+    json!({ "case": "two-phase-128", "one_liquid": one, "two_phases": two, "four_phases": four, "extra_seconds_per_phase": extra })
+}
 
 /// The scene of the `buoyancy` case: `scenes/buoyancy.toml` (five balls from cork to steel)
 /// at 160 cells along x: 160 x 64 x 32.
