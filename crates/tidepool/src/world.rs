@@ -3,8 +3,8 @@
 use crate::error::SceneError;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
-use crate::fluids::multiphase::{Phase, Phases};
 use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
+use crate::fluids::multiphase::{Phase, Phases};
 use crate::fluids::viscoelasticity::Elasticity;
 use crate::fluids::viscosity::Viscosity;
 use crate::fluids::{Fluid, LevelSetFluid};
