@@ -262,7 +262,7 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     lap(&mut timings.elasticity);
     let mut impulse_on_liquid = Vec3::zeros();
     let mut viscosity = DiffusionReport::default();
-    let (mut valid, coupling) = if f.liquid.params.viscosity.is_on() {
+    let (mut valid, coupling) = if f.liquid.is_viscous() {
         // Shinar sec. 4.3.2: the projected velocity diffuses, and is projected again.
         impulse_on_liquid += f.liquid.project(&grid, &f.statics, dt, &mut solids.coupled_mut()).1.impulse_on_liquid;
         lap(&mut timings.projection);

@@ -56,7 +56,7 @@ fn viscosity(liquid: &crate::scene::schema::Liquid) -> Viscosity {
 /// The phases of a liquid of several, filling their level sets `phi`.
 fn phases(liquid: &crate::scene::schema::Liquid, phi: Vec<Array3<Real>>) -> Phases {
     let n = liquid.phase.len();
-    let list = liquid.phase.iter().map(|p| Phase { name: p.name.clone(), density: p.density, air_tension: p.surface_tension }).collect();
+    let list = liquid.phase.iter().map(|p| Phase { name: p.name.clone(), density: p.density, viscosity: p.viscosity, air_tension: p.surface_tension }).collect();
     let index = |name: &String| liquid.phase.iter().position(|p| &p.name == name).unwrap_or(0);
     let mut tension = vec![0.0; n * n];
     for interface in &liquid.interface {
@@ -189,12 +189,14 @@ impl World {
                 };
                 let l = &scene.liquid;
                 let phases = (!l.phase.is_empty()).then(|| phases(l, (0..l.phase.len()).map(|k| level_set(Some(k))).collect()));
+                // With phases, the densest one's density is the reference of the scaled solves.
+                let density = phases.as_ref().map_or(l.density, Phases::max_density);
                 let params = LiquidParams {
-                    density: phases.as_ref().map_or(l.density, Phases::max_density),
+                    density,
                     advection: l.advection,
                     pressure: pressure_solve(l),
                     preconditioner: l.pressure_preconditioner,
-                    viscosity: viscosity(l),
+                    viscosity: Viscosity { density, ..viscosity(l) },
                     surface_tension: l.surface_tension,
                     elasticity: l.elastic.map_or(Elasticity::NONE, |e| Elasticity {
                         modulus: e.modulus,

@@ -46,7 +46,7 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("region of no phase", phases(&region("phase = \"honey\"\n")), Some(18), "no phase is named \"honey\"; the phases are \"water\", \"oil\""),
         ("region without its phase", phases(&region("")), Some(17), "expected the phase it adds"),
         ("phase without phases", format!("{HEAD}{}", region("phase = \"water\"\n")), Some(10), "the liquid has one phase"),
-        ("viscous phases", phases("\n[liquid]\nviscosity = 0.1\n"), Some(18), "viscosity per phase is not implemented"),
+        ("viscosity beside phases", phases("\n[liquid]\nviscosity = 0.1\n"), Some(18), "each phase has its own viscosity"),
         ("interface with itself", phases("\n[[liquid.interface]]\nbetween = [\"oil\", \"oil\"]\nsurface_tension = 0.02\n"), Some(18), "two different phases"),
         ("phases in FLIP", phases("\n[liquid]\nmethod = \"flip\"\n"), Some(9), "need the level-set liquid"),
         ("surface tension in FLIP", format!("{HEAD}\n[liquid]\nmethod = \"flip\"\nsurface_tension = 0.07\n"), Some(11), "needs the level-set liquid"),

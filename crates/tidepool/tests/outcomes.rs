@@ -103,6 +103,37 @@ fn body_at_interface_floats_the_oak_box_between_oil_and_water() {
     assert!(brick.abs() < 0.5 * dx, "the brick ends {brick} m above the floor");
 }
 
+/// `viscous_incline.toml` on a coarser grid (40 cells along the slope, 2 cm), its first
+/// second: the further down the slope each liquid's front has run, the less viscous it is —
+/// water (0.001 Pa s) and oil (0.08) reach the far wall (measured both at its last cell,
+/// 0.79 m), the syrup (2) gets less far (0.69 m) and the honey (10) least (0.35 m, from 0.12).
+#[test]
+fn viscous_incline_the_less_viscous_run_further() {
+    let loaded = example("viscous_incline", &[("frames = 48", "frames = 24"), ("resolution = 64", "resolution = 40")]);
+    let world = common::each_frame(&loaded, 24, |_, _| {});
+    let f = world.level_set().expect("a level-set liquid");
+    let fronts: Vec<Real> = f
+        .liquid
+        .phases
+        .as_ref()
+        .expect("phases")
+        .phi
+        .iter()
+        .map(|phi| {
+            (0..phi.as_slice().len())
+                .filter(|&c| phi.as_slice()[c] < 0.0)
+                .map(|c| {
+                    let [i, j, k] = phi.coords(c);
+                    f.grid.position(tidepool::grid::Location::Cell, i, j, k).x
+                })
+                .fold(0.0, Real::max)
+        })
+        .collect();
+    let [water, oil, syrup, honey] = [fronts[0], fronts[1], fronts[2], fronts[3]];
+    assert!(water >= oil && oil > syrup && syrup > honey, "the fronts of water, oil, syrup and honey are at {fronts:?} m");
+    assert!(honey > 0.12, "the honey has not moved: its front is at {honey} m");
+}
+
 /// The highest particle of the fountains `name` over their first 1.5 s (while the nozzles run)
 /// on a coarser grid (32 cells up, 5 cm).
 fn fountain_top(name: &str) -> Real {

@@ -16,18 +16,21 @@
 use crate::coupling::PhaseView;
 use crate::fluids::eulerian::particles::MarkerParticle;
 use crate::fluids::eulerian::VolumeControl;
-use crate::grid::{Array3, Grid};
+use crate::fluids::viscosity::{face_cells, FaceMedia};
+use crate::grid::{Array3, Grid, Location};
 use crate::math::Real;
 use rayon::prelude::*;
 
-/// One liquid among several: its name (in outputs), density and surface tension against the
-/// air.
+/// One liquid among several: its name (in outputs), density, viscosity and surface tension
+/// against the air.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phase {
     /// Name, as the scene gives it.
     pub name: String,
     /// Density (kg/m^3).
     pub density: Real,
+    /// Dynamic viscosity (Pa s; 0: inviscid).
+    pub viscosity: Real,
     /// Surface tension against the air (N/m).
     pub air_tension: Real,
 }
@@ -85,6 +88,27 @@ impl Phases {
     /// The densest phase's density (kg/m^3).
     pub fn max_density(&self) -> Real {
         self.densities.iter().copied().fold(0.0, Real::max)
+    }
+
+    /// Whether any phase is viscous.
+    pub fn is_viscous(&self) -> bool {
+        self.phases.iter().any(|p| p.viscosity > 0.0)
+    }
+
+    /// Each face's density over `reference` and dynamic viscosity for the viscous solve: the
+    /// mean of the phases of its two cells, or of the one of them in the liquid (`liquid`, the
+    /// level set of all the phases together) where the other is air.
+    pub fn face_media(&self, grid: &Grid, liquid: &Array3<Real>, reference: Real) -> FaceMedia {
+        let phase = liquid.par_map(|i, j, k, _| self.phase_at(i, j, k));
+        let per_face = |a: usize, property: &(dyn Fn(&Phase) -> Real + Sync)| {
+            grid.zeros(Location::Face(a)).par_map(|i, j, k, _| {
+                let cells: Vec<[usize; 3]> = face_cells(grid, a, [i, j, k]).into_iter().flatten().collect();
+                let wet: Vec<&[usize; 3]> = cells.iter().filter(|c| liquid.get(c[0], c[1], c[2]) < 0.0).collect();
+                let counted = if wet.is_empty() { cells.iter().collect() } else { wet };
+                counted.iter().map(|c| property(&self.phases[phase.get(c[0], c[1], c[2])])).sum::<Real>() / counted.len() as Real
+            })
+        };
+        FaceMedia { density: [0, 1, 2].map(|a| per_face(a, &|p| p.density / reference)), viscosity: [0, 1, 2].map(|a| per_face(a, &|p| p.viscosity)) }
     }
 
     /// Whether any interface, between phases or against the air, has a surface tension.

@@ -28,6 +28,13 @@
 //!   components, `(A + G^T W G) u = u* + G^T W w0`, `W = (k^-1 + S)^-1 = k - k Q M Q^T k`,
 //!   `M = C (I + Q^T k Q C)^-1`; a kinematic body (`S = 0`) is a moving wall. Free-slip: no
 //!   flux, the body feels the viscous liquid only through the pressure.
+//!
+//! A liquid of several phases ([`FaceMedia`]) has a density and a dynamic viscosity per face:
+//! the momentum balance `rho_f (u** - u*) = dt div(mu grad u**)` with `mu` on each link, the
+//! harmonic mean of its two faces' (an inviscid phase carries no shear; Shinar sec. 4.3.2
+//! takes `nu = mu / rho` across an interface likewise), scaled by the reference density, is
+//! `(R - dt L_mu / rho_ref) u** = R u*` with `R` the faces' densities over the reference:
+//! symmetric positive definite as the one liquid's, which it is for constant `rho` and `mu`.
 
 use crate::coupling::response::SolidBlock;
 use crate::grid::{Array3, Grid, Location};
@@ -91,14 +98,24 @@ impl Default for DiffusionReport {
 
 /// One neighbour link of a liquid face in the viscous Laplacian.
 enum Link {
-    /// Another liquid face.
-    Liquid,
+    /// Another liquid face, `other`.
+    Liquid([usize; 3]),
     /// A wall or obstacle surface a fraction of a cell away, where the velocity is zero.
     Wall(Real),
     /// The surface of body `solid` at `point`, a fraction `theta` of a cell away.
     Body { solid: usize, point: Vec3, theta: Real },
     /// Air (or a body, free-slip): no flux.
     Free,
+}
+
+/// What a liquid of several phases puts on each face, per axis, for the viscous solve: the
+/// density there over the reference density of [`Viscosity::density`], and the dynamic
+/// viscosity (Pa s).
+pub struct FaceMedia {
+    /// Density over the reference.
+    pub density: [Array3<Real>; 3],
+    /// Dynamic viscosity (Pa s).
+    pub viscosity: [Array3<Real>; 3],
 }
 
 /// A no-slip link from a liquid face to a body, in the joint system of the three components.
@@ -115,33 +132,36 @@ struct BodyLink {
 
 /// Diffuses the face velocities `u` over `dt` ([module documentation](self)): `liquid[a]` marks
 /// the faces on axis `a` that carry liquid (not closed by `statics`, not inside a body); the
-/// rest keep their values. No-slip `bodies` take their links' impulses.
+/// rest keep their values. No-slip `bodies` take their links' impulses. A liquid of several
+/// phases gives its faces' densities and viscosities as `media`; one liquid has `viscosity`'s.
+#[allow(clippy::too_many_arguments)]
 pub fn diffuse(
     grid: &Grid,
     statics: &StaticSolids,
     liquid: &[Array3<bool>; 3],
     viscosity: &Viscosity,
+    media: Option<&FaceMedia>,
     dt: Real,
     u: &mut [Array3<Real>; 3],
     bodies: &mut [&mut dyn CoupledSolid],
 ) -> DiffusionReport {
-    let alpha = dt * viscosity.kinematic / (grid.dx * grid.dx);
     let (matrices, links) = {
         let solids: Vec<&dyn CoupledSolid> = bodies.iter().map(|b| &**b).collect();
         let spheres: Vec<(Vec3, Real)> = solids.iter().map(|b| b.bounding_sphere()).collect();
         let mut offset = 0;
         let mut links = Vec::new();
         let matrices = [0, 1, 2].map(|a| {
-            let faces = AxisFaces { grid, statics, a, liquid: &liquid[a], slip: viscosity.slip, bodies: &solids, spheres: &spheres };
-            let (matrix, axis_links) = faces.assemble(alpha);
+            let faces = AxisFaces { grid, statics, a, liquid: &liquid[a], viscosity, media, dt, bodies: &solids, spheres: &spheres };
+            let (matrix, axis_links) = faces.assemble();
             links.extend(axis_links.into_iter().map(|link| BodyLink { face: offset + link.face, ..link }));
             offset += matrix.diag.len();
             matrix
         });
         (matrices, links)
     };
-    let mut b: Vec<Real> = (0..3).flat_map(|a| u[a].as_slice().iter().zip(liquid[a].as_slice()).map(|(&u, &l)| if l { u } else { 0.0 })).collect();
-    let mut x = b.clone();
+    let mass = |a: usize, f: usize| media.map_or(1.0, |m| m.density[a].as_slice()[f]);
+    let mut x: Vec<Real> = (0..3).flat_map(|a| u[a].as_slice().iter().zip(liquid[a].as_slice()).map(|(&u, &l)| if l { u } else { 0.0 })).collect();
+    let mut b: Vec<Real> = (0..3).flat_map(|a| (0..u[a].as_slice().len()).map(move |f| (a, f))).zip(&x).map(|((a, f), u)| mass(a, f) * u).collect();
     let system = Joint::new(&matrices, &links, bodies, grid.dx.powi(3) * viscosity.density);
     system.add_body_velocities(&mut b);
     let preconditioner = JointMic0 { parts: matrices.iter().map(Mic0::new).collect(), sizes: matrices.iter().map(|m| m.diag.len()).collect() };
@@ -298,22 +318,47 @@ struct AxisFaces<'a> {
     a: usize,
     /// Which of its faces carry liquid.
     liquid: &'a Array3<bool>,
-    slip: Slip,
+    viscosity: &'a Viscosity,
+    /// A liquid of several phases: its faces' densities and viscosities.
+    media: Option<&'a FaceMedia>,
+    dt: Real,
     /// The bodies and their bounding spheres.
     bodies: &'a [&'a dyn CoupledSolid],
     spheres: &'a [(Vec3, Real)],
 }
 
 impl AxisFaces<'_> {
-    /// The matrix `I - alpha L` over the liquid faces (rows of other faces inactive; a body's
-    /// links on the diagonal as walls), and the links to bodies (their faces indexed on this
-    /// axis).
-    fn assemble(&self, alpha: Real) -> (Stencil7, Vec<BodyLink>) {
+    /// `dt nu / dx^2` of the link from liquid face `face` to `other` (`None`: a wall or a body
+    /// beyond it): the liquid's, or with phases `dt mu / (rho dx^2)`, `rho` the reference
+    /// density and `mu` the harmonic mean of the two faces' viscosities (the face's own beyond).
+    fn alpha(&self, face: [usize; 3], other: Option<[usize; 3]>) -> Real {
+        let per_dx2 = self.dt / (self.grid.dx * self.grid.dx);
+        let Some(media) = self.media else { return per_dx2 * self.viscosity.kinematic };
+        let mu = |f: [usize; 3]| media.viscosity[self.a].get(f[0], f[1], f[2]);
+        let link = match other {
+            Some(other) => {
+                let (p, q) = (mu(face), mu(other));
+                if p + q > 0.0 {
+                    2.0 * p * q / (p + q)
+                } else {
+                    0.0
+                }
+            }
+            None => mu(face),
+        };
+        per_dx2 * link / self.viscosity.density
+    }
+
+    /// The matrix `R - alpha L` over the liquid faces (`R` the faces' densities over the
+    /// reference: 1 for one liquid; rows of other faces inactive; a body's links on the
+    /// diagonal as walls), and the links to bodies (their faces indexed on this axis).
+    fn assemble(&self) -> (Stencil7, Vec<BodyLink>) {
         let liquid = self.liquid;
         let rows: Vec<(Real, [Real; 3], Vec<BodyLink>)> = (0..liquid.as_slice().len())
             .into_par_iter()
             .map(|c| {
-                let (mut diag, mut plus, mut links) = (1.0, [0.0; 3], Vec::new());
+                let mass = self.media.map_or(1.0, |m| m.density[self.a].as_slice()[c]);
+                let (mut diag, mut plus, mut links) = (mass, [0.0; 3], Vec::new());
                 if !liquid.as_slice()[c] {
                     return (0.0, plus, links);
                 }
@@ -321,16 +366,18 @@ impl AxisFaces<'_> {
                 for b in 0..3 {
                     for up in [false, true] {
                         match self.link(face, b, up) {
-                            Link::Liquid => {
+                            Link::Liquid(other) => {
+                                let alpha = self.alpha(face, Some(other));
                                 diag += alpha;
                                 if up {
                                     plus[b] = -alpha;
                                 }
                             }
-                            Link::Wall(theta) => diag += alpha / theta,
+                            Link::Wall(theta) => diag += self.alpha(face, None) / theta,
                             Link::Body { solid, point, theta } => {
-                                diag += alpha / theta;
-                                links.push(BodyLink { face: c, axis: self.a, solid, point, coefficient: alpha / theta });
+                                let coefficient = self.alpha(face, None) / theta;
+                                diag += coefficient;
+                                links.push(BodyLink { face: c, axis: self.a, solid, point, coefficient });
                             }
                             Link::Free => {}
                         }
@@ -369,18 +416,18 @@ impl AxisFaces<'_> {
             // Only across a side parallel to the axis: a face on a side of its own axis is
             // liquid only where that side is open, and nothing lies beyond it.
             let wall = b != a && self.statics.boundaries[b][up as usize] == Boundary::Wall;
-            return if wall && self.slip == Slip::NoSlip { Link::Wall(0.5) } else { Link::Free };
+            return if wall && self.viscosity.slip == Slip::NoSlip { Link::Wall(0.5) } else { Link::Free };
         }
         let mut other = face;
         other[b] = if up { face[b] + 1 } else { face[b] - 1 };
         if self.liquid.get(other[0], other[1], other[2]) {
-            return Link::Liquid;
+            return Link::Liquid(other);
         }
         if self.statics.face_open[a].get(other[0], other[1], other[2]) > 0.0 {
-            let body = (self.slip == Slip::NoSlip).then(|| self.body_link(face, other)).flatten();
+            let body = (self.viscosity.slip == Slip::NoSlip).then(|| self.body_link(face, other)).flatten();
             return body.unwrap_or(Link::Free);
         }
-        if b != a && self.slip == Slip::FreeSlip {
+        if b != a && self.viscosity.slip == Slip::FreeSlip {
             return Link::Free;
         }
         // A closed face: on a domain side of its own axis (a cell away), or at an obstacle,
@@ -401,7 +448,7 @@ fn obstacle_distance(grid: &Grid, statics: &StaticSolids, a: usize, face: [usize
 }
 
 /// The cells on either side of face `face` on axis `a` that lie in the grid.
-fn face_cells(grid: &Grid, a: usize, face: [usize; 3]) -> [Option<[usize; 3]>; 2] {
+pub(crate) fn face_cells(grid: &Grid, a: usize, face: [usize; 3]) -> [Option<[usize; 3]>; 2] {
     let mut lower = face;
     lower[a] = lower[a].wrapping_sub(1);
     [(face[a] > 0).then_some(lower), (face[a] < grid.dims[a]).then_some(face)]
@@ -453,10 +500,17 @@ mod tests {
         let statics = StaticSolids::new(&grid, Default::default(), vec![("rock".into(), rock)]);
         let phi = grid.sample_fn(Location::Cell, |x| x.y - 0.055);
         let liquid = liquid_faces(&grid, &phi, &statics, None);
-        for slip in [Slip::NoSlip, Slip::FreeSlip] {
+        // Two phases in layers, the upper lighter and inviscid: its links carry no shear.
+        let layers = FaceMedia {
+            density: [0, 1, 2].map(|a| grid.zeros(Location::Face(a)).par_map(|i, j, k, _| if grid.position(Location::Face(a), i, j, k).y < 0.03 { 1.0 } else { 0.7 })),
+            viscosity: [0, 1, 2].map(|a| grid.zeros(Location::Face(a)).par_map(|i, j, k, _| if grid.position(Location::Face(a), i, j, k).y < 0.03 { 3.0 } else { 0.0 })),
+        };
+        for (slip, media) in [(Slip::NoSlip, None), (Slip::FreeSlip, None), (Slip::NoSlip, Some(&layers))] {
+            // `dt nu / dx^2 = 3` (one liquid; with the layers `dt mu / (rho dx^2)` in the lower).
+            let viscosity = Viscosity { density: 1.0, ..params(3.0 * grid.dx * grid.dx, slip) };
             for a in 0..3 {
-                let faces = AxisFaces { grid: &grid, statics: &statics, a, liquid: &liquid[a], slip, bodies: &[], spheres: &[] };
-                let m = faces.assemble(3.0).0;
+                let faces = AxisFaces { grid: &grid, statics: &statics, a, liquid: &liquid[a], viscosity: &viscosity, media, dt: 1.0, bodies: &[], spheres: &[] };
+                let m = faces.assemble().0;
                 let n = m.diag.len();
                 let mut rows = 0;
                 for c in 0..n {
@@ -488,7 +542,7 @@ mod tests {
         let dt = 0.5;
         for _ in 0..400 {
             u[0].as_mut_slice().iter_mut().for_each(|u| *u += g * dt);
-            let report = diffuse(&grid, &statics, &liquid, &params(nu, Slip::NoSlip), dt, &mut u, &mut []);
+            let report = diffuse(&grid, &statics, &liquid, &params(nu, Slip::NoSlip), None, dt, &mut u, &mut []);
             assert!(report.converged);
         }
         let peak = g * h * h / (8.0 * nu);
@@ -510,7 +564,7 @@ mod tests {
         let liquid = liquid_faces(&grid, &phi, &statics, None);
         for (slip, kept) in [(Slip::FreeSlip, true), (Slip::NoSlip, false)] {
             let mut u = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)).par_map(|_, _, _, _| if a == 0 { 1.0 } else { 0.0 }));
-            diffuse(&grid, &statics, &liquid, &params(1e-3, slip), 0.1, &mut u, &mut []);
+            diffuse(&grid, &statics, &liquid, &params(1e-3, slip), None, 0.1, &mut u, &mut []);
             let mean = u[0].as_slice().iter().sum::<Real>() / u[0].as_slice().len() as Real;
             assert_eq!((mean - 1.0).abs() < 1e-9, kept, "{slip:?}: mean speed {mean}");
         }
@@ -538,7 +592,7 @@ mod tests {
         lid.velocity = Vec3::new(speed, 0.0, 0.0);
         let mut u = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
         for _ in 0..20 {
-            diffuse(&grid, &statics, &liquid, &params(1e-3, Slip::NoSlip), 10.0, &mut u, &mut [&mut lid]);
+            diffuse(&grid, &statics, &liquid, &params(1e-3, Slip::NoSlip), None, 10.0, &mut u, &mut [&mut lid]);
         }
         for j in 0..16 {
             let expected = speed * (j as Real + 0.5) * grid.dx / 0.16;
@@ -546,6 +600,34 @@ mod tests {
             assert!((found - expected).abs() < 1e-6 * speed, "y = {}: {found} m/s, expected {expected}", (j as Real + 0.5) * grid.dx);
         }
         assert_eq!(lid.velocity, Vec3::new(speed, 0.0, 0.0), "the kinematic lid was moved");
+    }
+
+    /// Two liquids of one density (1000 kg/m^3) in layers 8 cells deep, the lower 4 times as
+    /// viscous (4 and 1 Pa s), under a kinematic lid sliding at `U`: the shear stress `tau = U / (h1 / mu1 + h2 /
+    /// mu2)` is the same through both, so the velocity rises linearly through each layer with
+    /// slope `tau / mu`, four times as steep in the upper one; the links across the interface,
+    /// with the harmonic mean of the two viscosities, make the discrete profile exact (to the
+    /// solve) at every face.
+    #[test]
+    fn two_layers_under_a_sliding_lid_shear_in_inverse_proportion_to_their_viscosities() {
+        let (grid, statics, liquid, mut lid) = under_lid(crate::solids::rigid::BodyKind::Kinematic);
+        let (speed, h, mu) = (0.02, 0.08, [4.0, 1.0]);
+        lid.velocity = Vec3::new(speed, 0.0, 0.0);
+        let media = FaceMedia {
+            density: [0, 1, 2].map(|a| grid.zeros(Location::Face(a)).par_map(|_, _, _, _| 1.0)),
+            viscosity: [0, 1, 2].map(|a| grid.zeros(Location::Face(a)).par_map(|i, j, k, _| if grid.position(Location::Face(a), i, j, k).y < h { mu[0] } else { mu[1] })),
+        };
+        let mut u = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
+        for _ in 0..20 {
+            diffuse(&grid, &statics, &liquid, &params(1e-3, Slip::NoSlip), Some(&media), 10.0, &mut u, &mut [&mut lid]);
+        }
+        let tau = speed / (h / mu[0] + h / mu[1]);
+        for j in 0..16 {
+            let y = (j as Real + 0.5) * grid.dx;
+            let expected = if y < h { tau * y / mu[0] } else { tau * (h / mu[0] + (y - h) / mu[1]) };
+            let found = u[0].get(2, j, 1);
+            assert!((found - expected).abs() < 1e-6 * speed, "y = {y}: {found} m/s, expected {expected}");
+        }
     }
 
     /// A free lid pulled along by a force `F` at the middle of its bottom slides on the viscous
@@ -568,7 +650,7 @@ mod tests {
         for _ in 0..200 {
             lid.apply_impulses(&[pull], &[Vec3::new(force * dt, 0.0, 0.0)]);
             let (before, lid_before) = (momentum(&u), lid.mass * lid.velocity);
-            let report = diffuse(&grid, &statics, &liquid, &viscosity, dt, &mut u, &mut [&mut lid]);
+            let report = diffuse(&grid, &statics, &liquid, &viscosity, None, dt, &mut u, &mut [&mut lid]);
             assert!((report.impulse_on_liquid + lid.mass * lid.velocity - lid_before).norm() < 1e-12, "the lid's momentum changed by other than the liquid's impulse");
             let gained = momentum(&u) - before;
             let floor: Real = (0..5).flat_map(|i| (0..3).map(move |k| (i, k))).map(|(i, k)| cell_mass * 2.0 * nu * dt / (grid.dx * grid.dx) * u[0].get(i, 0, k)).sum();

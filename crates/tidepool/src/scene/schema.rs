@@ -239,6 +239,9 @@ pub struct PhaseSpec {
     pub name: String,
     /// Density (kg/m^3).
     pub density: f64,
+    /// Dynamic viscosity (Pa s; 0: inviscid).
+    #[serde(default)]
+    pub viscosity: f64,
     /// Surface tension against the air (N/m; 0: none).
     #[serde(default)]
     pub surface_tension: f64,

@@ -276,7 +276,7 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
     cx.check(liquid.surface_tension == 0.0, "liquid.surface_tension", || {
         "with [[liquid.phase]] each phase has its own surface tension against the air (liquid.phase[n].surface_tension); remove liquid.surface_tension".into()
     })?;
-    cx.check(liquid.viscosity == 0.0, "liquid.viscosity", || "a liquid of several phases is inviscid: viscosity per phase is not implemented yet".into())?;
+    cx.check(liquid.viscosity == 0.0, "liquid.viscosity", || "with [[liquid.phase]] each phase has its own viscosity (liquid.phase[n].viscosity); remove liquid.viscosity".into())?;
     cx.check(liquid.elastic.is_none(), "liquid.elastic", || "a liquid of several phases cannot be viscoelastic yet (elasticity per phase is not implemented)".into())?;
     cx.check(liquid.phase.len() <= 32, "liquid.phase", || format!("expected at most 32 phases, got {}", liquid.phase.len()))?;
     for (n, phase) in liquid.phase.iter().enumerate() {
@@ -287,6 +287,7 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
         })?;
         cx.check(!liquid.phase[..n].iter().any(|p| p.name == phase.name), &format!("{key}.name"), || format!("a phase named \"{}\" is given twice", phase.name))?;
         cx.within(phase.density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3 (water 1000, air 1.2)")?;
+        cx.within(phase.viscosity, 0.0, 1e6, &format!("{key}.viscosity"), "a dynamic viscosity in Pa s (water 0.001, honey about 10)")?;
         cx.within(phase.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m (water 0.072)")?;
     }
     for (n, interface) in liquid.interface.iter().enumerate() {

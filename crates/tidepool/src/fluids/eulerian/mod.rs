@@ -333,15 +333,21 @@ impl LevelSetLiquid {
         }
     }
 
+    /// Whether the liquid (or any of its phases) is viscous.
+    pub fn is_viscous(&self) -> bool {
+        self.phases.as_ref().map_or(self.params.viscosity.is_on(), Phases::is_viscous)
+    }
+
     /// Viscous diffusion of the velocity over `dt` on the faces that carry liquid, with the
-    /// `bodies` taking their share ([`viscosity::diffuse`]); nothing for an inviscid liquid.
+    /// `bodies` taking their share ([`viscosity::diffuse`]; with phases, each face with the
+    /// density and viscosity of the phases beside it); nothing for an inviscid liquid.
     pub fn apply_viscosity(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, bodies: &mut [&mut dyn CoupledSolid]) -> DiffusionReport {
-        let params = self.params.viscosity;
-        if !params.is_on() {
+        if !self.is_viscous() {
             return DiffusionReport::default();
         }
         let liquid = viscosity::liquid_faces(grid, &self.phi, solids, self.solids_with_bodies.as_ref());
-        viscosity::diffuse(grid, solids, &liquid, &params, dt, &mut self.velocity.faces, bodies)
+        let media = self.phases.as_ref().map(|p| p.face_media(grid, &self.phi, self.params.viscosity.density));
+        viscosity::diffuse(grid, solids, &liquid, &self.params.viscosity, media.as_ref(), dt, &mut self.velocity.faces, bodies)
     }
 
     /// The elastic stress's push on the velocity over `dt` (nothing for a liquid without

@@ -689,7 +689,7 @@ impl FlipLiquid {
             let outside = |x: &Vec3| body_holding(&solids, &spheres, x).is_none();
             [0, 1, 2].map(|a| sub.marked[a].par_map(|i, j, k, m| m && statics.face_open[a].get(i, j, k) > 0.0 && outside(&grid.position(Location::Face(a), i, j, k))))
         };
-        self.last.viscosity = viscosity::diffuse(&grid, statics, &liquid, &self.params.viscosity, dt, &mut sub.u, bodies);
+        self.last.viscosity = viscosity::diffuse(&grid, statics, &liquid, &self.params.viscosity, None, dt, &mut sub.u, bodies);
         sub.timings.solve += stopwatch.elapsed().as_secs_f64();
         self.last.viscosity.impulse_on_liquid
     }
