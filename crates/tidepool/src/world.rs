@@ -53,10 +53,23 @@ fn viscosity(liquid: &crate::scene::schema::Liquid) -> Viscosity {
     Viscosity { kinematic: liquid.viscosity / liquid.density, density: liquid.density, slip: liquid.slip, solve: pressure_solve(liquid) }
 }
 
+/// The elasticity of a viscoelastic liquid's or phase's `[.elastic]` table (none without).
+fn elasticity(elastic: Option<crate::scene::schema::Elastic>) -> Elasticity {
+    elastic.map_or(Elasticity::NONE, |e| Elasticity {
+        modulus: e.modulus,
+        yield_strain: e.yield_strain.unwrap_or(Real::INFINITY),
+        plastic_rate: e.plastic_rate.unwrap_or(Real::INFINITY),
+    })
+}
+
 /// The phases of a liquid of several, filling their level sets `phi`.
 fn phases(liquid: &crate::scene::schema::Liquid, phi: Vec<Array3<Real>>) -> Phases {
     let n = liquid.phase.len();
-    let list = liquid.phase.iter().map(|p| Phase { name: p.name.clone(), density: p.density, viscosity: p.viscosity, air_tension: p.surface_tension }).collect();
+    let list = liquid
+        .phase
+        .iter()
+        .map(|p| Phase { name: p.name.clone(), density: p.density, viscosity: p.viscosity, elasticity: elasticity(p.elastic), air_tension: p.surface_tension })
+        .collect();
     let index = |name: &String| liquid.phase.iter().position(|p| &p.name == name).unwrap_or(0);
     let mut tension = vec![0.0; n * n];
     for interface in &liquid.interface {
@@ -198,11 +211,7 @@ impl World {
                     preconditioner: l.pressure_preconditioner,
                     viscosity: Viscosity { density, ..viscosity(l) },
                     surface_tension: l.surface_tension,
-                    elasticity: l.elastic.map_or(Elasticity::NONE, |e| Elasticity {
-                        modulus: e.modulus,
-                        yield_strain: e.yield_strain.unwrap_or(Real::INFINITY),
-                        plastic_rate: e.plastic_rate.unwrap_or(Real::INFINITY),
-                    }),
+                    elasticity: elasticity(l.elastic),
                     particles_per_cell: l.particles_per_cell as usize,
                     reseed_every: l.reseed_every as u64,
                     seed: scene.simulation.seed,

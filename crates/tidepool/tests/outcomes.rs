@@ -134,6 +134,32 @@ fn viscous_incline_the_less_viscous_run_further() {
     assert!(honey > 0.12, "the honey has not moved: its front is at {honey} m");
 }
 
+/// `viscoelastic_blob.toml` on a coarser grid (30 cells along x, 1.7 cm: the blobs 3.6 cells
+/// in radius), its first 1.5 s: both blobs sink to the floor, and there the viscoelastic one
+/// stands more than 1.3 times as tall as the merely viscous one of the same density and
+/// viscosity (measured 8.3 cm against 5.0 cm: the jelly squashed to two thirds of its 12 cm,
+/// the viscous blob spreading).
+#[test]
+fn viscoelastic_blob_keeps_its_shape_where_the_viscous_one_spreads() {
+    let loaded = example("viscoelastic_blob", &[("frames = 48", "frames = 36"), ("resolution = 50", "resolution = 30")]);
+    let world = common::each_frame(&loaded, 36, |_, _| {});
+    let f = world.level_set().expect("a level-set liquid");
+    let phases = f.liquid.phases.as_ref().expect("phases");
+    // Each blob's lowest and highest cell centre inside it.
+    let extent = |phi: &tidepool::grid::Array3<Real>| {
+        let heights = (0..phi.as_slice().len()).filter(|&c| phi.as_slice()[c] < 0.0).map(|c| {
+            let [i, j, k] = phi.coords(c);
+            f.grid.position(tidepool::grid::Location::Cell, i, j, k).y
+        });
+        heights.fold((Real::INFINITY, Real::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)))
+    };
+    let (jelly, goo) = (extent(&phases.phi[1]), extent(&phases.phi[2]));
+    let dx = 0.5 / 30.0;
+    assert!(jelly.0 < dx && goo.0 < dx, "the blobs end at {} and {} m above the floor", jelly.0, goo.0);
+    let (tall, flat) = (jelly.1 - jelly.0 + dx, goo.1 - goo.0 + dx);
+    assert!(tall > 1.3 * flat, "the jelly stands {tall} m tall, the viscous blob {flat} m");
+}
+
 /// The highest particle of the fountains `name` over their first 1.5 s (while the nozzles run)
 /// on a coarser grid (32 cells up, 5 cm).
 fn fountain_top(name: &str) -> Real {

@@ -16,6 +16,7 @@
 use crate::coupling::PhaseView;
 use crate::fluids::eulerian::particles::MarkerParticle;
 use crate::fluids::eulerian::VolumeControl;
+use crate::fluids::viscoelasticity::Elasticity;
 use crate::fluids::viscosity::{face_cells, FaceMedia};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::Real;
@@ -31,6 +32,8 @@ pub struct Phase {
     pub density: Real,
     /// Dynamic viscosity (Pa s; 0: inviscid).
     pub viscosity: Real,
+    /// Elasticity (a viscoelastic phase; [`Elasticity::NONE`] for none).
+    pub elasticity: Elasticity,
     /// Surface tension against the air (N/m).
     pub air_tension: Real,
 }

@@ -87,18 +87,28 @@ impl Strain {
         self.components.iter().map(Array3::heap_bytes).sum()
     }
 
-    /// Adds `dt (mu_e / rho) div e` to the face velocities `faces`. The strain beyond the grid
-    /// counts as zero (walls hold their faces' normal velocity anyway).
-    pub fn push(&self, grid: &Grid, modulus_over_density: Real, dt: Real, faces: &mut [Array3<Real>; 3]) {
-        let scale = dt * modulus_over_density / grid.dx;
+    /// Adds `dt div(mu_e e) / rho` to the face velocities `faces`: `modulus` gives `mu_e` at
+    /// each cell (by flat index; 0 where the liquid is not elastic) and `density` `rho` at each
+    /// face (by axis and index). The strain beyond the grid counts as zero (walls hold their
+    /// faces' normal velocity anyway).
+    pub fn push(&self, grid: &Grid, modulus: &(dyn Fn(usize) -> Real + Sync), density: &(dyn Fn(usize, [usize; 3]) -> Real + Sync), dt: Real, faces: &mut [Array3<Real>; 3]) {
+        let cells = &self.components[0];
         for (a, faces) in faces.iter_mut().enumerate() {
             faces.par_update(|i, j, k, u| {
                 if [i, j, k][a] == 0 || [i, j, k][a] == grid.dims[a] {
                     return;
                 }
-                // The component's value at the face's upper cell `(i, j, k)` moved by `offset`
+                // The stress component at the face's upper cell `(i, j, k)` moved by `offset`
                 // (the lower cell is `-1` along `a`).
-                let at = |component: usize, offset: [isize; 3]| self.components[component].get_offset(i, j, k, offset).unwrap_or(0.0);
+                let at = |component: usize, offset: [isize; 3]| {
+                    let n: [isize; 3] = std::array::from_fn(|b| [i, j, k][b] as isize + offset[b]);
+                    let inside = (0..3).all(|b| n[b] >= 0 && (n[b] as usize) < grid.dims[b]);
+                    if !inside {
+                        return 0.0;
+                    }
+                    let c = cells.index(n[0] as usize, n[1] as usize, n[2] as usize);
+                    modulus(c) * self.components[component].as_slice()[c]
+                };
                 let moved = |moves: &[(usize, isize)]| {
                     let mut offset = [0; 3];
                     moves.iter().for_each(|&(axis, by)| offset[axis] += by);
@@ -109,23 +119,22 @@ impl Strain {
                     let c = index(a, b);
                     divergence += 0.25 * (at(c, moved(&[(a, -1), (b, 1)])) + at(c, moved(&[(b, 1)])) - at(c, moved(&[(a, -1), (b, -1)])) - at(c, moved(&[(b, -1)])));
                 }
-                *u += scale * divergence;
+                *u += dt * divergence / (grid.dx * density(a, [i, j, k]));
             });
         }
     }
 
     /// Moves the strain on by `dt` with the liquid's `velocity`: advected (semi-Lagrangian:
-    /// each liquid cell's tensor taken from where the flow brings it from), turned by the
-    /// local rotation, grown by the strain rate, yielded, and zero outside the liquid (`phi >=
-    /// 0`).
-    pub fn evolve(&mut self, grid: &Grid, velocity: &MacVelocity, phi: &Array3<Real>, elasticity: &Elasticity, dt: Real) {
+    /// each elastic cell's tensor taken from where the flow brings it from), turned by the
+    /// local rotation, grown by the strain rate, yielded by the cell's `elasticity` (by flat
+    /// index), and zero where that is `None` (air, or a phase that is not elastic).
+    pub fn evolve(&mut self, grid: &Grid, velocity: &MacVelocity, elasticity: &(dyn Fn(usize) -> Option<Elasticity> + Sync), dt: Real) {
+        let cells = &self.components[0];
         let updated: Vec<[Real; 6]> = (0..grid.cell_count())
             .into_par_iter()
             .map(|c| {
-                if phi.as_slice()[c] >= 0.0 {
-                    return [0.0; 6];
-                }
-                let cell = phi.coords(c);
+                let Some(elasticity) = elasticity(c) else { return [0.0; 6] };
+                let cell = cells.coords(c);
                 let x = grid.position(Location::Cell, cell[0], cell[1], cell[2]);
                 let from = carried(grid, velocity, &x, -dt);
                 let carried_in = Matrix3::from_fn(|a, b| grid.interpolate(&self.components[index(a, b)], Location::Cell, &from));

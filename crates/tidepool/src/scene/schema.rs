@@ -245,6 +245,9 @@ pub struct PhaseSpec {
     /// Surface tension against the air (N/m; 0: none).
     #[serde(default)]
     pub surface_tension: f64,
+    /// A viscoelastic phase's elasticity (`[liquid.phase.elastic]`; none by default).
+    #[serde(default)]
+    pub elastic: Option<Elastic>,
 }
 
 /// `[[liquid.interface]]`: the surface tension between two phases.

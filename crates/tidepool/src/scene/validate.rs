@@ -266,6 +266,18 @@ fn reduced_setup(
     Ok(ReducedSetup { key: body_key.to_string(), parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
 }
 
+/// A viscoelastic liquid's or phase's `[.elastic]` table at `key`.
+fn validate_elastic(elastic: &Elastic, key: &str, cx: &Context) -> Result<(), SceneError> {
+    cx.within(elastic.modulus, 1e-6, 1e9, &format!("{key}.modulus"), "an elastic modulus in Pa (a soft jelly about 100)")?;
+    if let Some(strain) = elastic.yield_strain {
+        cx.within(strain, 0.0, 1e6, &format!("{key}.yield_strain"), "a strain (0.1 yields at a tenth)")?;
+    }
+    if let Some(rate) = elastic.plastic_rate {
+        cx.within(rate, 1e-6, 1e9, &format!("{key}.plastic_rate"), "a rate in 1/s")?;
+    }
+    Ok(())
+}
+
 /// The phases and the interfaces between them (`[[liquid.phase]]`, `[[liquid.interface]]`).
 fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
     if liquid.phase.is_empty() {
@@ -277,7 +289,7 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
         "with [[liquid.phase]] each phase has its own surface tension against the air (liquid.phase[n].surface_tension); remove liquid.surface_tension".into()
     })?;
     cx.check(liquid.viscosity == 0.0, "liquid.viscosity", || "with [[liquid.phase]] each phase has its own viscosity (liquid.phase[n].viscosity); remove liquid.viscosity".into())?;
-    cx.check(liquid.elastic.is_none(), "liquid.elastic", || "a liquid of several phases cannot be viscoelastic yet (elasticity per phase is not implemented)".into())?;
+    cx.check(liquid.elastic.is_none(), "liquid.elastic", || "with [[liquid.phase]] each phase has its own elasticity ([liquid.phase.elastic]); remove [liquid.elastic]".into())?;
     cx.check(liquid.phase.len() <= 32, "liquid.phase", || format!("expected at most 32 phases, got {}", liquid.phase.len()))?;
     for (n, phase) in liquid.phase.iter().enumerate() {
         let key = format!("liquid.phase[{n}]");
@@ -288,6 +300,9 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
         cx.check(!liquid.phase[..n].iter().any(|p| p.name == phase.name), &format!("{key}.name"), || format!("a phase named \"{}\" is given twice", phase.name))?;
         cx.within(phase.density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3 (water 1000, air 1.2)")?;
         cx.within(phase.viscosity, 0.0, 1e6, &format!("{key}.viscosity"), "a dynamic viscosity in Pa s (water 0.001, honey about 10)")?;
+        if let Some(elastic) = &phase.elastic {
+            validate_elastic(elastic, &format!("{key}.elastic"), cx)?;
+        }
         cx.within(phase.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m (water 0.072)")?;
     }
     for (n, interface) in liquid.interface.iter().enumerate() {
@@ -346,13 +361,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         "surface tension needs the level-set liquid (method = \"level-set\"); FLIP liquids have none".into()
     })?;
     if let Some(elastic) = &liquid.elastic {
-        cx.within(elastic.modulus, 1e-6, 1e9, "liquid.elastic.modulus", "an elastic modulus in Pa (a soft jelly about 100)")?;
-        if let Some(strain) = elastic.yield_strain {
-            cx.within(strain, 0.0, 1e6, "liquid.elastic.yield_strain", "a strain (0.1 yields at a tenth)")?;
-        }
-        if let Some(rate) = elastic.plastic_rate {
-            cx.within(rate, 1e-6, 1e9, "liquid.elastic.plastic_rate", "a rate in 1/s")?;
-        }
+        validate_elastic(elastic, "liquid.elastic", cx)?;
         cx.check(liquid.method == LiquidMethod::LevelSet, "liquid.elastic", || "a viscoelastic liquid needs the level-set liquid (method = \"level-set\")".into())?;
     }
     cx.check(liquid.reseed_every >= 1, "liquid.reseed_every", || "expected at least 1 substep".into())?;

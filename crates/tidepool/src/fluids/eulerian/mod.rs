@@ -218,6 +218,9 @@ impl LevelSetLiquid {
             }
         }
         multiphase::project(&mut phases.phi, &mut self.phi);
+        if phases.phases.iter().any(|p| p.elasticity.is_on()) {
+            self.strain = Some(Strain::zeros(grid));
+        }
         self.phases = Some(phases);
         self.extend_into_solids(solids);
         // Each phase's volume is steered instead of the liquid's.
@@ -353,15 +356,40 @@ impl LevelSetLiquid {
     /// The elastic stress's push on the velocity over `dt` (nothing for a liquid without
     /// elasticity; [`Strain::push`]).
     pub fn apply_elastic_stress(&mut self, grid: &Grid, dt: Real) {
-        if let Some(strain) = &self.strain {
-            strain.push(grid, self.params.elasticity.modulus / self.params.density, dt, &mut self.velocity.faces);
+        let Some(strain) = &self.strain else { return };
+        match &self.phases {
+            None => {
+                let (modulus, density) = (self.params.elasticity.modulus, self.params.density);
+                strain.push(grid, &|_| modulus, &|_, _| density, dt, &mut self.velocity.faces);
+            }
+            Some(phases) => {
+                let phase = self.phi.par_map(|i, j, k, _| phases.phase_at(i, j, k));
+                let modulus = |c: usize| phases.phases[phase.as_slice()[c]].elasticity.modulus;
+                let reference = self.params.density;
+                let media = phases.face_media(grid, &self.phi, reference);
+                strain.push(grid, &modulus, &|a, f| reference * media.density[a].get(f[0], f[1], f[2]), dt, &mut self.velocity.faces);
+            }
         }
     }
 
-    /// Carries the elastic strain on by `dt` with the (projected) velocity ([`Strain::evolve`]).
+    /// Carries the elastic strain on by `dt` with the (projected) velocity ([`Strain::evolve`]):
+    /// in the liquid, or in the elastic phases' cells of a liquid of several.
     pub fn evolve_strain(&mut self, grid: &Grid, dt: Real) {
-        if let Some(strain) = &mut self.strain {
-            strain.evolve(grid, &self.velocity, &self.phi, &self.params.elasticity, dt);
+        let Some(strain) = &mut self.strain else { return };
+        let phi = &self.phi;
+        match &self.phases {
+            None => {
+                let elasticity = self.params.elasticity;
+                strain.evolve(grid, &self.velocity, &|c| (phi.as_slice()[c] < 0.0).then_some(elasticity), dt);
+            }
+            Some(phases) => {
+                let elastic = |c: usize| {
+                    let [i, j, k] = phi.coords(c);
+                    let elasticity = phases.phases[phases.phase_at(i, j, k)].elasticity;
+                    (phi.as_slice()[c] < 0.0 && elasticity.is_on()).then_some(elasticity)
+                };
+                strain.evolve(grid, &self.velocity, &elastic, dt);
+            }
         }
     }
 
@@ -574,7 +602,11 @@ impl LevelSetLiquid {
         let speed = face_max.max(source_max) + (grid.dx * gravity.norm()).sqrt();
         let advective = if speed > 0.0 { cfl * grid.dx / speed } else { Real::INFINITY };
         let capillary = self.phases.as_ref().map_or(capillary_dt(grid, self.params.density, self.params.surface_tension), |p| p.capillary_dt(grid));
-        advective.min(capillary).min(self.params.elasticity.stable_dt(grid, self.params.density))
+        let elastic = match &self.phases {
+            None => self.params.elasticity.stable_dt(grid, self.params.density),
+            Some(phases) => phases.phases.iter().map(|p| p.elasticity.stable_dt(grid, p.density)).fold(Real::INFINITY, Real::min),
+        };
+        advective.min(capillary).min(elastic)
     }
 
     /// Largest speed at the centre of a liquid cell (m/s).
