@@ -17,20 +17,6 @@ fn liquid(world: &World) -> (&Grid, &LevelSetLiquid) {
     (&f.grid, &f.liquid)
 }
 
-/// Steps `world` by the substeps its limits allow, calling `visit` with the time after each,
-/// until `visit` says stop.
-fn run(world: &mut World, mut visit: impl FnMut(&World, Real) -> bool) {
-    let mut t = 0.0;
-    loop {
-        let dt = world.cfl_dt();
-        tidepool::pipeline::step(world, dt).unwrap_or_else(|e| panic!("{e}"));
-        t += dt;
-        if !visit(world, t) {
-            return;
-        }
-    }
-}
-
 /// A layer of oil (800 kg/m^3) 9.75 cm deep on 10.25 cm of water, air above, in a closed
 /// tank 16 x 32 x 8 cells of 1 cm (the interface a quarter of a cell above a cell face),
 /// stays at rest for 1 s: the liquid moves at under 1 mm/s (measured at most 6e-7 m/s), the
@@ -53,7 +39,7 @@ fn two_layers_at_rest_stay_at_rest_with_the_hydrostatic_pressure_of_each() {
     let hydrostatic = |y: Real| if y > interface { oil * G * (top - y) } else { oil * G * (top - interface) + water * G * (interface - y) };
     let bottom = hydrostatic(0.0);
     let (mut fastest, mut worst): (Real, Real) = (0.0, 0.0);
-    run(&mut world, |world, t| {
+    common::run(&mut world, |world, t| {
         let (grid, l) = liquid(world);
         fastest = fastest.max(l.max_speed());
         for (c, (&phi, &p)) in l.phi.as_slice().iter().zip(l.pressure.as_slice()).enumerate() {
@@ -119,7 +105,7 @@ fn rayleigh_taylor_grows_at_the_linear_rate() {
     };
     let start = amplitude(&world);
     let (mut previous, mut grown) = ((0.0, start), None);
-    run(&mut world, |world, t| {
+    common::run(&mut world, |world, t| {
         let a = amplitude(world);
         if a >= 4.0 * start {
             let (t0, a_prev) = previous;
@@ -203,7 +189,7 @@ fn a_still_drop_in_a_liquid_holds_the_laplace_pressure_jump() {
     let (_, v0) = quadrupole(&world);
     let (laplace, capillary_speed) = (2.0 * SIGMA / r, (SIGMA / (INNER * r)).sqrt());
     let (mut worst, mut fastest): (Real, Real) = (0.0, 0.0);
-    run(&mut world, |world, t| {
+    common::run(&mut world, |world, t| {
         let (grid, l) = liquid(world);
         let drop = &l.phases.as_ref().unwrap().phi[1];
         let cells = || drop.as_slice().iter().zip(l.pressure.as_slice());
@@ -238,7 +224,7 @@ fn a_drop_in_a_liquid_swings_at_about_lambs_frequency() {
     let radius = (v0 * 3.0 / (4.0 * std::f64::consts::PI)).cbrt();
     let lamb = 2.0 * std::f64::consts::PI / (24.0 * SIGMA / (radius.powi(3) * (3.0 * INNER + 2.0 * OUTER))).sqrt();
     let mut lowest = (0.0, 1.0);
-    run(&mut world, |world, t| {
+    common::run(&mut world, |world, t| {
         let q = quadrupole(world).0 / q0;
         if q < lowest.1 {
             lowest = (t, q);

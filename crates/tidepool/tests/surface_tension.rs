@@ -58,20 +58,6 @@ fn quadrupole(world: &World) -> (Real, Real) {
     (q, volume_inside(grid, &f.liquid.phi, None))
 }
 
-/// Steps `world` by the substeps the CFL and capillary limits allow, calling `visit` with the
-/// time after each, until `visit` says stop.
-fn run(world: &mut World, mut visit: impl FnMut(&World, Real) -> bool) {
-    let mut t = 0.0;
-    loop {
-        let dt = world.cfl_dt();
-        tidepool::pipeline::step(world, dt).unwrap_or_else(|e| panic!("{e}"));
-        t += dt;
-        if !visit(world, t) {
-            return;
-        }
-    }
-}
-
 /// A weightless ball of water 1 cm in radius, 7.5 cells, holds still for 0.2 s (124 substeps):
 /// at every substep the pressure in every cell more than two cells inside is the Laplace
 /// pressure `2 sigma / R` = 14.4 Pa within 1% (measured within 0.24%), the spurious currents
@@ -83,7 +69,7 @@ fn a_still_drop_holds_the_laplace_pressure() {
     let mut world = drop(24, 0.0);
     let (_, v0) = quadrupole(&world);
     let (laplace, capillary_speed) = (2.0 * SIGMA / r, (SIGMA / (RHO * r)).sqrt());
-    run(&mut world, |world, t| {
+    common::run(&mut world, |world, t| {
         let Fluid::LevelSet(f) = &world.fluid else { unreachable!() };
         let deep = f.liquid.phi.as_slice().iter().zip(f.liquid.pressure.as_slice()).filter(|(phi, _)| **phi < -2.0 * f.grid.dx);
         for (_, p) in deep {
@@ -112,7 +98,7 @@ fn a_drop_oscillates_at_lambs_frequency() {
     let radius = (v0 * 3.0 / (4.0 * PI)).cbrt();
     let lamb = 2.0 * PI / (8.0 * SIGMA / (RHO * radius.powi(3))).sqrt();
     let (mut crossings, mut last, mut lowest, mut drift): (Vec<Real>, Real, Real, Real) = (Vec::new(), q0, 0.0, 0.0);
-    run(&mut world, |world, t| {
+    common::run(&mut world, |world, t| {
         let (q, v) = quadrupole(world);
         if q.signum() != last.signum() {
             crossings.push(t);
@@ -148,7 +134,7 @@ fn a_capsule_drop_moves_on_no_more_energy_than_its_surface_releases() {
     let ball = 4.0 * PI * (3.0 * volume / (4.0 * PI)).cbrt().powi(2);
     let released = SIGMA * (2.0 * PI * r * length + 4.0 * PI * r * r - ball);
     let mut most: Real = 0.0;
-    run(&mut world, |world, t| {
+    common::run(&mut world, |world, t| {
         let Fluid::LevelSet(f) = &world.fluid else { unreachable!() };
         most = most.max(f.liquid.measures(&f.grid, &f.statics).kinetic_energy);
         t < 0.3

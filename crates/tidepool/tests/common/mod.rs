@@ -65,6 +65,20 @@ pub fn each_frame(loaded: &LoadedScene, frames: u32, mut visit: impl FnMut(&Worl
     driver.world
 }
 
+/// Steps `world` by the substeps its limits allow (CFL, capillary, elastic; no frames),
+/// calling `visit` with the time after each, until `visit` says stop.
+pub fn run(world: &mut World, mut visit: impl FnMut(&World, Real) -> bool) {
+    let mut t = 0.0;
+    loop {
+        let dt = world.cfl_dt();
+        tidepool::pipeline::step(world, dt).unwrap_or_else(|e| panic!("{e}"));
+        t += dt;
+        if !visit(world, t) {
+            return;
+        }
+    }
+}
+
 /// How a run started by the tests records itself in `run.json`.
 pub fn info() -> tidepool::output::RunInfo {
     tidepool::output::RunInfo {
