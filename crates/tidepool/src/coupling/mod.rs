@@ -36,7 +36,8 @@
 //! the system reads: the liquid's own Poisson matrix with the coupled faces left out
 //! ([`crate::coupling::poisson`], [`Across::Coupled`]), plus for every coupled face
 //! `f` the rank-one term `(y_f + mu_f)^2 / (2 m_f)` of the energy, with `y_f = open_f sum_c
-//! s_cf q_c` over its unknown cells (`s_cf` the outward sign) and `m_f = beta_f / (rho dx^3)`,
+//! s_cf q_c` over its unknown cells (`s_cf` the outward sign) and `m_f = beta_f / (rho dx^3)`
+//! (with several phases `rho` is the reference density and `beta_f` counts the density there),
 //! plus `rho dx^3 J K J^T` on the impulses. The face's velocity after the solve is
 //! `u* + (y_f + mu_f) / m_f`. It is solved by PCG with the preconditioner of
 //! [`CoupledPreconditioner`]; each solid's block `rho dx^3 J K J^T` is applied through its

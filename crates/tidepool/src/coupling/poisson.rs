@@ -16,6 +16,11 @@
 //! side and leaves the matrix as it is. The matrix is symmetric positive (semi-)definite; the
 //! solve, by PCG with MIC(0), and the update `u_f = u*_f - (q_n - q_c) / theta_f` (eq. 24) are
 //! done together with the moving solids in [`crate::coupling::project`].
+//!
+//! A liquid of several phases ([`PhaseView`], [`Media`]) scales `q` by a reference density and
+//! weights each face by the reference over the density across it (`beta^` of Shinar eq. 4.8
+//! between two phases); between two phases under tension the neighbour's pressure is taken with
+//! the capillary jump added, which again moves to the right-hand side.
 
 use crate::grid::level_set::curvature;
 use crate::grid::{Array3, Grid, MacVelocity};
