@@ -12,8 +12,11 @@ use tidepool::scene::surface::parse_surface;
 use tidepool::scene::AnyScene;
 use tidepool::{session, Error};
 
-/// A tank with a floating box and a ball, for a liquid `method` (and its extra keys).
-fn tank_with_bodies(liquid: &str) -> AnyScene {
+/// A tank with a floating box and a ball, for a liquid `method` (and its extra keys and
+/// tables); `phases` are the lines naming the phase of each of its two regions (empty for one
+/// liquid).
+fn tank_with_bodies(liquid: &str, phases: [&str; 2]) -> AnyScene {
+    let [pool, column] = phases;
     AnyScene::Liquid(Box::new(common::load(&format!(
         r#"
 [simulation]
@@ -26,8 +29,10 @@ resolution = 16
 [liquid]
 {liquid}
 [[liquid.region]]
+{pool}
 shape.box = {{ min = [0.0, 0.0, 0.0], max = [0.6, 0.2, 0.3] }}
 [[liquid.region]]
+{column}
 shape.box = {{ min = [0.0, 0.0, 0.0], max = [0.2, 0.32, 0.3] }}
 [[body]]
 name = "crate"
@@ -116,12 +121,24 @@ fn resume_is_bit_identical(scene: &AnyScene, name: &str) {
 #[test]
 fn level_set_with_bodies_resumes_bit_identically() {
     let liquid = "method = \"level-set\"\nviscosity = 0.5\nsurface_tension = 0.07\nelastic = { modulus = 2000.0, yield_strain = 0.3 }";
-    resume_is_bit_identical(&tank_with_bodies(liquid), "level-set");
+    resume_is_bit_identical(&tank_with_bodies(liquid, ["", ""]), "level-set");
+}
+
+/// A liquid of two phases, one viscous under surface tension, the other viscoelastic, with a
+/// source of the second (their level sets, particles, volume controls and the strain are in
+/// the checkpoint).
+#[test]
+fn several_liquids_resume_bit_identically() {
+    let liquid = "method = \"level-set\"\n\
+                  [[liquid.phase]]\nname = \"water\"\ndensity = 1000.0\nviscosity = 0.5\nsurface_tension = 0.07\n\
+                  [[liquid.phase]]\nname = \"jelly\"\ndensity = 1200.0\nelastic = { modulus = 2000.0 }\n\
+                  [[liquid.source]]\nphase = \"jelly\"\nshape.sphere = { center = [0.52, 0.3, 0.15], radius = 0.04 }\nend = 0.05";
+    resume_is_bit_identical(&tank_with_bodies(liquid, ["phase = \"water\"", "phase = \"jelly\""]), "phases");
 }
 
 #[test]
 fn flip_with_bodies_resumes_bit_identically() {
-    resume_is_bit_identical(&tank_with_bodies("method = \"flip\"\nflip.incompressibility = \"bilateral\""), "flip");
+    resume_is_bit_identical(&tank_with_bodies("method = \"flip\"\nflip.incompressibility = \"bilateral\"", ["", ""]), "flip");
 }
 
 #[test]
@@ -133,7 +150,7 @@ fn surface_flow_resumes_bit_identically() {
 /// message naming the file; the file on disk is left as it was.
 #[test]
 fn a_corrupted_checkpoint_is_refused() {
-    let scene = tank_with_bodies("method = \"flip\"\nflip.incompressibility = \"bilateral\"");
+    let scene = tank_with_bodies("method = \"flip\"\nflip.incompressibility = \"bilateral\"", ["", ""]);
     let dir = common::temp_dir("resume-corrupt");
     let mut short = scene.clone();
     short.set_frames(1);

@@ -65,12 +65,13 @@ pub fn each_frame(loaded: &LoadedScene, frames: u32, mut visit: impl FnMut(&Worl
     driver.world
 }
 
-/// Steps `world` by the substeps its limits allow (CFL, capillary, elastic; no frames),
-/// calling `visit` with the time after each, until `visit` says stop.
+/// Steps `world` by the substeps its limits allow (CFL, capillary, elastic; at most a frame,
+/// which a still weightless liquid would otherwise exceed without bound), calling `visit` with
+/// the time after each, until `visit` says stop.
 pub fn run(world: &mut World, mut visit: impl FnMut(&World, Real) -> bool) {
     let mut t = 0.0;
     loop {
-        let dt = world.cfl_dt();
+        let dt = world.cfl_dt().min(1.0 / world.settings.fps);
         tidepool::pipeline::step(world, dt).unwrap_or_else(|e| panic!("{e}"));
         t += dt;
         if !visit(world, t) {
