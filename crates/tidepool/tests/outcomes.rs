@@ -160,6 +160,63 @@ fn viscoelastic_blob_keeps_its_shape_where_the_viscous_one_spreads() {
     assert!(tall > 1.3 * flat, "the jelly stands {tall} m tall, the viscous blob {flat} m");
 }
 
+/// The height of the centroid of each phase of a liquid of several (m), by the cells inside
+/// each phase's level set.
+fn phase_heights(world: &World) -> Vec<Real> {
+    let f = world.level_set().expect("a level-set liquid");
+    let phases = f.liquid.phases.as_ref().expect("phases");
+    phases
+        .phi
+        .iter()
+        .map(|phi| {
+            let inside: Vec<Real> = (0..phi.as_slice().len())
+                .filter(|&c| phi.as_slice()[c] < 0.0)
+                .map(|c| {
+                    let [i, j, k] = phi.coords(c);
+                    f.grid.position(tidepool::grid::Location::Cell, i, j, k).y
+                })
+                .collect();
+            mean(&inside)
+        })
+        .collect()
+}
+
+/// `rayleigh_taylor.toml` on a coarser grid (24 cells up, 1.7 cm), its 2.5 s: the light
+/// layer (900 kg/m^3) that started under the heavier one (1200) ends above it — their
+/// centroids, at 0.15 and 0.25 m at the start, have changed places (measured 0.246 and 0.152 m)
+/// — while the heaviest stays at the bottom and the lightest on top.
+#[test]
+fn rayleigh_taylor_the_light_layer_rises_through_the_heavy_one() {
+    let loaded = example("rayleigh_taylor", &[("resolution = 64", "resolution = 24")]);
+    let world = common::each_frame(&loaded, 60, |_, _| {});
+    let [bottom, light, heavy, top] = <[Real; 4]>::try_from(phase_heights(&world)).expect("four phases");
+    assert!(light > heavy, "the light layer's centroid is at {light} m, the heavy one's at {heavy} m");
+    assert!(bottom < light.min(heavy) && top > light.max(heavy), "the outer layers moved: centroids {bottom}, {top} m");
+}
+
+/// `two_drops.toml` on a coarser grid (30 cells up, 3.3 mm: the drops 2.4 cells in radius),
+/// its first 0.8 s: the light drop (800 kg/m^3), which started 5 cm below the heavy one
+/// (1250), ends more than 2 cm above it (measured 6.5 cm: the heavy one on the floor).
+#[test]
+fn two_drops_the_light_one_rises_past_the_heavy_one() {
+    let loaded = example("two_drops", &[("frames = 40", "frames = 32"), ("resolution = 60", "resolution = 30")]);
+    let world = common::each_frame(&loaded, 32, |_, _| {});
+    let heights = phase_heights(&world);
+    assert!(heights[1] > heights[2] + 0.02, "the light drop is at {} m, the heavy one at {} m", heights[1], heights[2]);
+}
+
+/// `sphere_into_layers.toml` on a coarser grid (20 cells across, 3 cm), its first 1.5 s: the
+/// ball plunges to the brine and stops there, and afterwards the three layers lie in order of
+/// density again, their centroids oil over water over brine (measured 0.29, 0.18, 0.06 m).
+#[test]
+fn sphere_into_layers_the_layers_settle_back_in_order() {
+    let loaded = example("sphere_into_layers", &[("frames = 48", "frames = 36"), ("resolution = 40", "resolution = 20")]);
+    let world = common::each_frame(&loaded, 36, |_, _| {});
+    let [water, oil, brine] = <[Real; 3]>::try_from(phase_heights(&world)).expect("three phases");
+    assert!((world.solids.rigid[0].position.y - 0.16).abs() < 1e-9, "the ball ends at {} m", world.solids.rigid[0].position.y);
+    assert!(oil > water && water > brine, "the centroids of oil, water and brine are at {oil}, {water}, {brine} m");
+}
+
 /// The highest particle of the fountains `name` over their first 1.5 s (while the nozzles run)
 /// on a coarser grid (32 cells up, 5 cm).
 fn fountain_top(name: &str) -> Real {
