@@ -134,14 +134,14 @@ fn viscous_incline_the_less_viscous_run_further() {
     assert!(honey > 0.12, "the honey has not moved: its front is at {honey} m");
 }
 
-/// `viscoelastic_blob.toml` on a coarser grid (30 cells along x, 1.7 cm: the blobs 3.6 cells
-/// in radius), its first 1.5 s: both blobs sink to the floor, and there the viscoelastic one
+/// `viscoelastic_blob.toml` on a coarser grid (25 cells along x, 2 cm: the blobs 3 cells in
+/// radius), its first 1.5 s: both blobs sink to the floor, and there the viscoelastic one
 /// stands more than 1.3 times as tall as the merely viscous one of the same density and
-/// viscosity (measured 8.3 cm against 5.0 cm: the jelly squashed to two thirds of its 12 cm,
-/// the viscous blob spreading).
+/// viscosity (measured 10 cm against 6 cm, counting whole cells; on 30 cells 8.3 against 5.0:
+/// the jelly squashed, the viscous blob spreading).
 #[test]
 fn viscoelastic_blob_keeps_its_shape_where_the_viscous_one_spreads() {
-    let loaded = example("viscoelastic_blob", &[("frames = 48", "frames = 36"), ("resolution = 50", "resolution = 30")]);
+    let loaded = example("viscoelastic_blob", &[("frames = 48", "frames = 36"), ("resolution = 50", "resolution = 25")]);
     let world = common::each_frame(&loaded, 36, |_, _| {});
     let f = world.level_set().expect("a level-set liquid");
     let phases = f.liquid.phases.as_ref().expect("phases");
@@ -154,7 +154,7 @@ fn viscoelastic_blob_keeps_its_shape_where_the_viscous_one_spreads() {
         heights.fold((Real::INFINITY, Real::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)))
     };
     let (jelly, goo) = (extent(&phases.phi[1]), extent(&phases.phi[2]));
-    let dx = 0.5 / 30.0;
+    let dx = 0.5 / 25.0;
     assert!(jelly.0 < dx && goo.0 < dx, "the blobs end at {} and {} m above the floor", jelly.0, goo.0);
     let (tall, flat) = (jelly.1 - jelly.0 + dx, goo.1 - goo.0 + dx);
     assert!(tall > 1.3 * flat, "the jelly stands {tall} m tall, the viscous blob {flat} m");
@@ -205,13 +205,13 @@ fn two_drops_the_light_one_rises_past_the_heavy_one() {
     assert!(heights[1] > heights[2] + 0.02, "the light drop is at {} m, the heavy one at {} m", heights[1], heights[2]);
 }
 
-/// `sphere_into_layers.toml` on a coarser grid (20 cells across, 3 cm), its first 1.5 s: the
+/// `sphere_into_layers.toml` on a coarser grid (20 cells across, 3 cm), its first second: the
 /// ball plunges to the brine and stops there, and afterwards the three layers lie in order of
 /// density again, their centroids oil over water over brine (measured 0.29, 0.18, 0.06 m).
 #[test]
 fn sphere_into_layers_the_layers_settle_back_in_order() {
-    let loaded = example("sphere_into_layers", &[("frames = 48", "frames = 36"), ("resolution = 40", "resolution = 20")]);
-    let world = common::each_frame(&loaded, 36, |_, _| {});
+    let loaded = example("sphere_into_layers", &[("frames = 48", "frames = 24"), ("resolution = 40", "resolution = 20")]);
+    let world = common::each_frame(&loaded, 24, |_, _| {});
     let [water, oil, brine] = <[Real; 3]>::try_from(phase_heights(&world)).expect("three phases");
     assert!((world.solids.rigid[0].position.y - 0.16).abs() < 1e-9, "the ball ends at {} m", world.solids.rigid[0].position.y);
     assert!(oil > water && water > brine, "the centroids of oil, water and brine are at {oil}, {water}, {brine} m");
