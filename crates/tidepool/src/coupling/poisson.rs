@@ -154,6 +154,21 @@ impl<'a> PhaseView<'a> {
         PhaseView { phi: std::slice::from_ref(phi), density: std::slice::from_ref(density), tension: &[], air_tension: std::slice::from_ref(air_tension), divergence: &[] }
     }
 
+    /// The phase at cell `(i, j, k)`: the one whose level set is smallest there (in the air
+    /// the nearest).
+    pub fn phase_at(&self, i: usize, j: usize, k: usize) -> usize {
+        (0..self.phi.len()).min_by(|&a, &b| self.phi[a].get(i, j, k).total_cmp(&self.phi[b].get(i, j, k))).unwrap_or(0)
+    }
+
+    /// Each cell's phase ([`Self::phase_at`]) on `grid`.
+    pub fn cell_phases(&self, grid: &Grid) -> Array3<u8> {
+        if self.phi.len() == 1 {
+            Array3::filled(grid.dims, 0u8)
+        } else {
+            self.phi[0].par_map(|i, j, k, _| self.phase_at(i, j, k) as u8)
+        }
+    }
+
     /// The surface tension between phases `a` and `b` (N/m).
     fn between(&self, a: usize, b: usize) -> Real {
         self.tension.get(a * self.phi.len() + b).copied().unwrap_or(0.0)
@@ -180,11 +195,7 @@ impl<'a> Media<'a> {
     /// density; with `capillary` the interfaces between phases carry their capillary jumps.
     pub(crate) fn new(grid: &Grid, phases: PhaseView<'a>, reference: Real, to_scaled: Real, capillary: bool) -> Self {
         let n = phases.phi.len();
-        let phase = if n == 1 {
-            Array3::filled(grid.dims, 0u8)
-        } else {
-            phases.phi[0].par_map(|i, j, k, _| (0..n).min_by(|&a, &b| phases.phi[a].get(i, j, k).total_cmp(&phases.phi[b].get(i, j, k))).unwrap_or(0) as u8)
-        };
+        let phase = phases.cell_phases(grid);
         let curvature = (0..n).map(|a| (capillary && (0..n).any(|b| phases.between(a, b) > 0.0)).then(|| curvature(grid, &phases.phi[a]))).collect();
         Media { phases, phase, weight: phases.density.iter().map(|rho| reference / rho).collect(), curvature, to_scaled }
     }

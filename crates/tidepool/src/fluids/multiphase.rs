@@ -102,13 +102,13 @@ impl Phases {
     /// mean of the phases of its two cells, or of the one of them in the liquid (`liquid`, the
     /// level set of all the phases together) where the other is air.
     pub fn face_media(&self, grid: &Grid, liquid: &Array3<Real>, reference: Real) -> FaceMedia {
-        let phase = liquid.par_map(|i, j, k, _| self.phase_at(i, j, k));
+        let phase = self.view().cell_phases(grid);
         let per_face = |a: usize, property: &(dyn Fn(&Phase) -> Real + Sync)| {
             grid.zeros(Location::Face(a)).par_map(|i, j, k, _| {
                 let cells: Vec<[usize; 3]> = face_cells(grid, a, [i, j, k]).into_iter().flatten().collect();
                 let wet: Vec<&[usize; 3]> = cells.iter().filter(|c| liquid.get(c[0], c[1], c[2]) < 0.0).collect();
                 let counted = if wet.is_empty() { cells.iter().collect() } else { wet };
-                counted.iter().map(|c| property(&self.phases[phase.get(c[0], c[1], c[2])])).sum::<Real>() / counted.len() as Real
+                counted.iter().map(|c| property(&self.phases[phase.get(c[0], c[1], c[2]) as usize])).sum::<Real>() / counted.len() as Real
             })
         };
         FaceMedia { density: [0, 1, 2].map(|a| per_face(a, &|p| p.density / reference)), viscosity: [0, 1, 2].map(|a| per_face(a, &|p| p.viscosity)) }
@@ -131,7 +131,7 @@ impl Phases {
 
     /// The phase at cell `(i, j, k)`: the one whose level set is smallest there.
     pub fn phase_at(&self, i: usize, j: usize, k: usize) -> usize {
-        (0..self.phi.len()).min_by(|&a, &b| self.phi[a].get(i, j, k).total_cmp(&self.phi[b].get(i, j, k))).unwrap_or(0)
+        self.view().phase_at(i, j, k)
     }
 }
 

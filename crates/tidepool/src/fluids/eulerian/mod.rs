@@ -363,8 +363,8 @@ impl LevelSetLiquid {
                 strain.push(grid, &|_| modulus, &|_, _| density, dt, &mut self.velocity.faces);
             }
             Some(phases) => {
-                let phase = self.phi.par_map(|i, j, k, _| phases.phase_at(i, j, k));
-                let modulus = |c: usize| phases.phases[phase.as_slice()[c]].elasticity.modulus;
+                let phase = phases.view().cell_phases(grid);
+                let modulus = |c: usize| phases.phases[phase.as_slice()[c] as usize].elasticity.modulus;
                 let reference = self.params.density;
                 let media = phases.face_media(grid, &self.phi, reference);
                 strain.push(grid, &modulus, &|a, f| reference * media.density[a].get(f[0], f[1], f[2]), dt, &mut self.velocity.faces);
