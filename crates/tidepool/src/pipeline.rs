@@ -10,7 +10,9 @@
 //!    gives `v^{n+1/2}`; contact on it, and where bodies touched, that solve's liquid projected
 //!    again as in 6; positions and orientations advance over the step;
 //! 3. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
-//! 4. sources: emitter regions become liquid with the emitter velocity;
+//! 4. sources: emitter regions become liquid with the emitter velocity; reactions between
+//!    phases put spheres of their product where the reactants touch
+//!    ([`crate::fluids::multiphase::Reaction`]);
 //! 5. gravity `u* += dt g` on the liquid and `v* = v^n + dt g` on the bodies (from their
 //!    time-n velocities after collisions); a viscoelastic liquid's elastic stress pushes `u*`
 //!    ([`crate::fluids::viscoelasticity`]);
@@ -253,6 +255,7 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     f.liquid.advect_velocity(&grid, dt);
     lap(&mut timings.velocity_advection);
     f.liquid.apply_sources(&grid, &f.statics, &f.sources, clock.time);
+    f.liquid.react(&grid, &f.statics, dt, clock.step);
     f.liquid.add_gravity(&gravity, dt);
     for solid in solids.iter_mut() {
         solid.predict_velocities(dt, &gravity, clock.time);

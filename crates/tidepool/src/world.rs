@@ -4,7 +4,7 @@ use crate::error::SceneError;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
 use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
-use crate::fluids::multiphase::{Phase, Phases};
+use crate::fluids::multiphase::{Phase, Phases, Reaction};
 use crate::fluids::viscoelasticity::Elasticity;
 use crate::fluids::viscosity::Viscosity;
 use crate::fluids::{Fluid, LevelSetFluid};
@@ -62,8 +62,9 @@ fn elasticity(elastic: Option<crate::scene::schema::Elastic>) -> Elasticity {
     })
 }
 
-/// The phases of a liquid of several, filling their level sets `phi`.
-fn phases(liquid: &crate::scene::schema::Liquid, phi: Vec<Array3<Real>>) -> Phases {
+/// The phases of a liquid of several, filling their level sets `phi`, on a grid of cells `dx`
+/// wide (the reactions' bubbles are three cells by default).
+fn phases(liquid: &crate::scene::schema::Liquid, phi: Vec<Array3<Real>>, dx: Real) -> Phases {
     let n = liquid.phase.len();
     let list = liquid
         .phase
@@ -77,7 +78,19 @@ fn phases(liquid: &crate::scene::schema::Liquid, phi: Vec<Array3<Real>>) -> Phas
         tension[a * n + b] = interface.surface_tension;
         tension[b * n + a] = interface.surface_tension;
     }
-    Phases::new(list, tension, phi)
+    let region = |name: &String| crate::scene::region_index(liquid, name);
+    let reactions = liquid
+        .reaction
+        .iter()
+        .map(|r| Reaction {
+            reactants: r.between.each_ref().map(region),
+            product: region(&r.product),
+            rate: r.rate,
+            bubble_radius: r.bubble_radius.unwrap_or(3.0 * dx),
+            expansion: r.expansion,
+        })
+        .collect();
+    Phases::new(list, tension, phi).with_reactions(reactions)
 }
 
 /// The FLIP settings of a scene.
@@ -201,7 +214,7 @@ impl World {
                     })
                 };
                 let l = &scene.liquid;
-                let phases = (!l.phase.is_empty()).then(|| phases(l, (0..l.phase.len()).map(|k| level_set(Some(k))).collect()));
+                let phases = (!l.phase.is_empty()).then(|| phases(l, (0..l.phase.len()).map(|k| level_set(Some(k))).collect(), grid.dx));
                 // With phases, the densest one's density is the reference of the scaled solves.
                 let density = phases.as_ref().map_or(l.density, Phases::max_density);
                 let params = LiquidParams {

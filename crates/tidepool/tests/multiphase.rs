@@ -272,3 +272,50 @@ fn a_source_of_one_phase_adds_to_that_phase() {
         assert!((b / a - 1.0).abs() < 0.005, "the {phase}'s volume went from {a} to {b} m^3 after the source stopped");
     }
 }
+
+/// A reaction consumes its reactants at its rate where they touch and gives their volume,
+/// expanded, to its product: a layer of "a" (1200 kg/m^3) 4 cm deep under 6 cm of "b" (1000)
+/// in a closed tank 10 x 5 cm (cells of 5 mm), reacting at 2 cm/s into a gas (50 kg/m^3) of
+/// twice their volume, which rises away in bubbles of 1.5 cm (three cells, the default; the
+/// rising bubbles pull the interface up behind them, so its area grows). Over 0.5 s the
+/// reactants lose, with what has not yet filled a bubble, `rate x area` integrated over time
+/// with the area the contact measures (checked on its own in the unit tests) within 5%
+/// (measured 2.3% less), the gas holds twice what they lost within 6% (measured 2.8% more)
+/// and the liquid's volume less the gas's expansion is kept within 1.5% (measured 0.5%).
+/// With bubbles of two cells the gas held 10% more: where a sphere crosses the reactants'
+/// interface the sampled level sets leave a sliver that the neighbours refill.
+#[test]
+fn a_reaction_consumes_its_reactants_at_its_rate_into_its_expanded_product() {
+    let (rate, expansion, duration) = (0.02, 2.0, 0.5);
+    let loaded = common::load(&format!(
+        "[simulation]\nframes = 1\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.1, 0.15, 0.05]\nresolution = 30\n\
+         [[liquid.phase]]\nname = \"a\"\ndensity = 1200.0\n[[liquid.phase]]\nname = \"b\"\ndensity = 1000.0\n[[liquid.phase]]\nname = \"gas\"\ndensity = 50.0\n\
+         [[liquid.reaction]]\nbetween = [\"a\", \"b\"]\nproduct = \"gas\"\nrate = {rate}\nexpansion = {expansion}\n\
+         [[liquid.region]]\nphase = \"b\"\nshape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.1, 2.0] }}\n\
+         [[liquid.region]]\nphase = \"a\"\nshape.box = {{ min = [-1.0, -1.0, -1.0], max = [2.0, 0.04, 2.0] }}\n"
+    ));
+    let mut world = World::build(&loaded).expect("the scene builds");
+    let volumes = |world: &World| {
+        let (grid, l) = liquid(world);
+        l.phase_volumes(grid, world.fluid.statics().expect("a grid liquid"))
+    };
+    let contact = |world: &World| {
+        let (grid, l) = liquid(world);
+        tidepool::fluids::multiphase::contact(grid, &l.phases.as_ref().expect("phases").phi, &l.phi, [0, 1], None).0
+    };
+    let start = volumes(&world);
+    let (mut reacted, mut area, mut before) = (0.0, contact(&world), 0.0);
+    common::run(&mut world, |world, t| {
+        reacted += rate * area * (t - before);
+        (area, before) = (contact(world), t);
+        t < duration
+    });
+    let end = volumes(&world);
+    let consumed = (start[0] - end[0]) + (start[1] - end[1]);
+    let pending = liquid(&world).1.phases.as_ref().expect("phases").pending[0];
+    let kept = end.iter().sum::<Real>() - (expansion - 1.0) * consumed;
+    let initial: Real = start.iter().sum();
+    assert!(((consumed + pending) / reacted - 1.0).abs() < 0.05, "the reactants lost {consumed} m^3 with {pending} m^3 pending, the rate over the contact {reacted} m^3");
+    assert!((end[2] / (expansion * consumed) - 1.0).abs() < 0.06, "the gas holds {} m^3 for {consumed} m^3 consumed", end[2]);
+    assert!((kept / initial - 1.0).abs() < 0.015, "the liquid less the gas's expansion went from {initial} to {kept} m^3");
+}

@@ -7,6 +7,7 @@ pub mod surface;
 mod validate;
 
 pub use schema::*;
+pub(crate) use validate::region_index;
 pub use validate::{BodySetup, ModelSetup, PartSetup, ReducedSetup};
 
 use crate::error::SceneError;

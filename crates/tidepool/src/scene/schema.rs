@@ -172,6 +172,9 @@ pub struct Liquid {
     /// Surface tensions between two phases (`[[liquid.interface]]`; none where not given).
     #[serde(default)]
     pub interface: Vec<InterfaceSpec>,
+    /// Reactions between phases, or a phase and the air (`[[liquid.reaction]]`).
+    #[serde(default)]
+    pub reaction: Vec<ReactionSpec>,
     /// Initial liquid, built in order: each region is added to or subtracted from the ones before.
     #[serde(default)]
     pub region: Vec<Region>,
@@ -196,6 +199,7 @@ impl Default for Liquid {
             elastic: None,
             phase: Vec::new(),
             interface: Vec::new(),
+            reaction: Vec::new(),
             particles_per_cell: default_particles_per_cell(),
             reseed_every: default_reseed_every(),
             volume_correction: true,
@@ -258,6 +262,26 @@ pub struct InterfaceSpec {
     pub between: [String; 2],
     /// Surface tension (N/m).
     pub surface_tension: f64,
+}
+
+/// `[[liquid.reaction]]`: where two regions touch they turn into a third at a rate
+/// ([`crate::fluids::multiphase::Reaction`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReactionSpec {
+    /// The two reactants: phases' names or "air".
+    pub between: [String; 2],
+    /// What they turn into: a phase's name, or "air" where one reactant is the air.
+    pub product: String,
+    /// Reactant volume consumed per area of contact and second (m/s).
+    pub rate: f64,
+    /// Radius of the spheres of product put in (m; three cells by default: the level sets keep
+    /// smaller ones less well).
+    #[serde(default)]
+    pub bubble_radius: Option<f64>,
+    /// Product volume per reactant volume consumed (a phase as product only).
+    #[serde(default = "one")]
+    pub expansion: f64,
 }
 
 /// `[liquid.flip]`.

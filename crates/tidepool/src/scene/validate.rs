@@ -298,6 +298,7 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
             format!("expected a name of letters, digits, '_' and '-' (it names the phase's files), got \"{}\"", phase.name)
         })?;
         cx.check(!liquid.phase[..n].iter().any(|p| p.name == phase.name), &format!("{key}.name"), || format!("a phase named \"{}\" is given twice", phase.name))?;
+        cx.check(phase.name != AIR, &format!("{key}.name"), || "\"air\" names the empty region above the liquid; give the phase another name".into())?;
         cx.within(phase.density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3 (water 1000, air 1.2)")?;
         cx.within(phase.viscosity, 0.0, 1e6, &format!("{key}.viscosity"), "a dynamic viscosity in Pa s (water 0.001, honey about 10)")?;
         if let Some(elastic) = &phase.elastic {
@@ -317,6 +318,42 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
         cx.within(interface.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension in N/m (oil on water about 0.02)")?;
     }
     Ok(())
+}
+
+/// What reactions call the empty region above the liquid.
+const AIR: &str = "air";
+
+/// The reactions (`[[liquid.reaction]]`) on a grid of cells `dx` wide.
+fn validate_reactions(liquid: &Liquid, dx: f64, cx: &Context) -> Result<(), SceneError> {
+    for (n, reaction) in liquid.reaction.iter().enumerate() {
+        let key = format!("liquid.reaction[{n}]");
+        cx.check(!liquid.phase.is_empty(), &key, || "a reaction is between the liquid's phases; give [[liquid.phase]] first".into())?;
+        for name in reaction.between.iter().chain([&reaction.product]) {
+            let known = name == AIR || liquid.phase.iter().any(|p| &p.name == name);
+            let field = if name == &reaction.product { "product" } else { "between" };
+            cx.check(known, &format!("{key}.{field}"), || format!("no phase is named \"{name}\"; expected one of {} or \"air\"", phase_list(liquid)))?;
+        }
+        let [a, b] = &reaction.between;
+        cx.check(a != b, &format!("{key}.between"), || format!("expected two different reactants, got \"{a}\" twice"))?;
+        let with_air = a == AIR || b == AIR;
+        cx.check(reaction.product != AIR || with_air, &format!("{key}.product"), || {
+            "the air is an empty region (a pocket of it under the liquid collapses); it can be the product only of a reaction with the air, \
+             so make the product a light phase (a gas)"
+                .into()
+        })?;
+        cx.within(reaction.rate, 1e-9, 100.0, &format!("{key}.rate"), "a rate in m/s (reactant volume per contact area and second)")?;
+        if let Some(radius) = reaction.bubble_radius {
+            cx.within(radius, dx, 1e3, &format!("{key}.bubble_radius"), "a radius in m of at least one cell (the level sets lose smaller spheres)")?;
+        }
+        cx.within(reaction.expansion, 1e-3, 1e3, &format!("{key}.expansion"), "a ratio of product to reactant volume")?;
+        cx.check(reaction.product != AIR || reaction.expansion == 1.0, &format!("{key}.expansion"), || "the air as product has no volume to keep; remove expansion".into())?;
+    }
+    Ok(())
+}
+
+/// The region a reaction names: a phase's index, or the air's (after the phases').
+pub(crate) fn region_index(liquid: &Liquid, name: &str) -> usize {
+    liquid.phase.iter().position(|p| p.name == name).unwrap_or(liquid.phase.len())
 }
 
 /// The index of the phase a region or source names at `key`: required with `[[liquid.phase]]`
@@ -400,6 +437,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     }
 
     validate_phases(liquid, cx)?;
+    validate_reactions(liquid, grid.dx, cx)?;
     let mut regions = Vec::new();
     for (n, region) in liquid.region.iter().enumerate() {
         let key = format!("liquid.region[{n}].shape");

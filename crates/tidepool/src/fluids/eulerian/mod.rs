@@ -17,7 +17,7 @@ use crate::grid::extrapolate::extrapolate;
 use crate::grid::level_set::{reinitialize, volume_inside};
 use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
-use crate::math::{Real, Vec3};
+use crate::math::{Real, SplitMix64, Vec3};
 use crate::solids::CoupledSolid;
 use crate::solids::StaticSolids;
 use particles::MarkerParticle;
@@ -439,6 +439,55 @@ impl LevelSetLiquid {
         }
     }
 
+    /// Runs the phases' reactions over `dt` ([`multiphase::Reaction`]): each adds what its
+    /// reactants' contact consumes to its pending volume, and while that fills a sphere, puts
+    /// one into the product at a contact cell picked by the seed and `step`. The phases'
+    /// volume targets follow what each sphere took and gave; a product phase that expands
+    /// grows by the rest in the next projection ([`Phases::control_volumes`]).
+    pub fn react(&mut self, grid: &Grid, solids: &StaticSolids, dt: Real, step: u64) {
+        let reactions = self.phases.as_ref().map_or(Vec::new(), |p| p.reactions.clone());
+        let margin = particles::RADIUS_MAX * grid.dx;
+        for (r, reaction) in reactions.iter().enumerate() {
+            let Some(phases) = &self.phases else { return };
+            let (area, sites) = multiphase::contact(grid, &phases.phi, &self.phi, reaction.reactants, self.solid_distance(solids));
+            let bubble = 4.0 / 3.0 * std::f64::consts::PI * reaction.bubble_radius.powi(3);
+            let mut pending = phases.pending[r] + reaction.rate * area * dt;
+            let mut pick = SplitMix64::keyed(&[self.params.seed, step, r as u64]);
+            for _ in 0..sites.len() {
+                if pending < bubble {
+                    break;
+                }
+                let [i, j, k] = self.phi.coords(sites[(pick.next_u64() % sites.len() as u64) as usize]);
+                let (before, liquid_before) = (self.phase_volumes(grid, solids), self.volume_without_solids(grid, solids));
+                let phases = self.phases.as_mut().expect("a liquid with reactions has phases");
+                multiphase::insert_product(grid, phases, &mut self.phi, &mut self.particles, reaction, &grid.position(Location::Cell, i, j, k), margin);
+                let (after, liquid_after) = (self.phase_volumes(grid, solids), self.volume_without_solids(grid, solids));
+                // What region `r` gave up (the air's: what the liquid gained).
+                let lost = |r: usize| before.get(r).map_or(liquid_after - liquid_before, |b| b - after[r]);
+                let (product, gained) = (reaction.product, -lost(reaction.product));
+                // The reactants' targets give up what the product gained, shared as they lost
+                // it (their measured losses are a little more: where the sphere crosses their
+                // interface the sampled level sets leave a sliver of nothing, which the next
+                // reinitialisation fills).
+                let losses: Vec<(usize, Real)> = reaction.reactants.iter().filter(|&&r| r != product).map(|&r| (r, lost(r).max(0.0))).collect();
+                let total: Real = losses.iter().map(|(_, l)| l).sum();
+                let phases = self.phases.as_mut().expect("a liquid with reactions has phases");
+                for &(r, loss) in &losses {
+                    if let Some(control) = phases.volume.get_mut(r).filter(|_| total > 0.0) {
+                        control.target -= gained * loss / total;
+                    }
+                }
+                if let (Some(control), Some(expanding)) = (phases.volume.get_mut(product), phases.expanding.get_mut(product)) {
+                    control.target += gained;
+                    *expanding += (reaction.expansion - 1.0) * gained;
+                }
+                // A sphere that found little reactant still counts a quarter, so this ends.
+                pending -= gained.max(0.25 * bubble);
+            }
+            self.phases.as_mut().expect("a liquid with reactions has phases").pending[r] = pending;
+        }
+    }
+
     /// Pressure projection coupled with the moving `bodies` (see [`crate::coupling`]) with the
     /// volume control's divergence; the liquid leaving through open domain sides is taken off
     /// the volume target. Returns the faces it updated and the coupling's report.
@@ -704,22 +753,23 @@ impl LevelSetLiquid {
     /// The liquid's state for a checkpoint: volume control, velocity, level set, pressure (the
     /// next solve's initial guess) and marker particles.
     pub fn save_state(&self) -> Vec<u8> {
-        let phases = self.phases.as_ref().map(|p| (&p.phi, &p.particles, &p.volume));
+        let phases = self.phases.as_ref().map(|p| (&p.phi, &p.particles, &p.volume, &p.pending));
         postcard::to_allocvec(&(&self.volume, &self.velocity, &self.phi, &self.pressure, &self.particles, &self.strain, phases)).expect("liquid state serialises")
     }
 
     /// Restores a state written by [`LevelSetLiquid::save_state`] for the same scene.
     pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
-        type Phases = (Vec<Array3<Real>>, Vec<Vec<MarkerParticle>>, Vec<VolumeControl>);
+        type Phases = (Vec<Array3<Real>>, Vec<Vec<MarkerParticle>>, Vec<VolumeControl>, Vec<Real>);
         type State = (VolumeControl, MacVelocity, Array3<Real>, Array3<Real>, Vec<MarkerParticle>, Option<Strain>, Option<Phases>);
         let (volume, velocity, phi, pressure, particles, strain, phases): State = postcard::from_bytes(bytes).map_err(|e| format!("the liquid's state does not decode: {e}"))?;
         match (&mut self.phases, phases) {
-            (Some(mine), Some((phi, particles, volume))) if phi.len() == mine.phi.len() && volume.len() == mine.phi.len() => {
+            (Some(mine), Some((phi, particles, volume, pending))) if phi.len() == mine.phi.len() && volume.len() == mine.phi.len() && pending.len() == mine.pending.len() => {
                 for (level_set, saved) in mine.phi.iter_mut().zip(phi) {
                     level_set.restore_from(saved)?;
                 }
                 mine.particles = particles;
                 mine.restore_volume_controls(volume);
+                mine.pending = pending;
             }
             (None, None) => {}
             _ => return Err("the liquid's state and the scene disagree on the liquid's phases".into()),
