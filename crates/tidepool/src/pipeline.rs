@@ -200,6 +200,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     fluid.carry(tracers, dt);
     clock.time += dt;
     clock.step += 1;
+    fluid.at_time(clock.time);
     world.check()?;
     Ok(report)
 }

@@ -4,14 +4,14 @@ use crate::error::SceneError;
 use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
 use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
-use crate::fluids::multiphase::{Phase, Phases, Reaction};
+use crate::fluids::multiphase::{Phase, PhaseChange, Phases, Reaction};
 use crate::fluids::viscoelasticity::Elasticity;
 use crate::fluids::viscosity::Viscosity;
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::scene::surface::{LoadedSurfaceScene, SurfaceSetup};
-use crate::scene::{AnyScene, BodySetup, LiquidMethod, LoadedScene, Operation, ReducedSetup};
+use crate::scene::{AnyScene, BodySetup, ElasticChange, LiquidMethod, LoadedScene, Operation, ReducedSetup};
 pub use crate::settings::{Clock, Settings};
 use crate::solids::contact::StaticGeometry;
 use crate::solids::contact::STATIC_MATERIAL;
@@ -90,7 +90,26 @@ fn phases(liquid: &crate::scene::schema::Liquid, phi: Vec<Array3<Real>>, dx: Rea
             expansion: r.expansion,
         })
         .collect();
-    Phases::new(list, tension, phi).with_reactions(reactions)
+    let changes = liquid
+        .phase
+        .iter()
+        .map(|p| {
+            p.change
+                .iter()
+                .map(|c| PhaseChange {
+                    time: c.time,
+                    density: c.density,
+                    viscosity: c.viscosity,
+                    air_tension: c.surface_tension,
+                    elasticity: c.elastic.map(|e| match e {
+                        ElasticChange::Off(_) => Elasticity::NONE,
+                        ElasticChange::To(e) => elasticity(Some(e)),
+                    }),
+                })
+                .collect()
+        })
+        .collect();
+    Phases::new(list, tension, phi).with_reactions(reactions).with_changes(changes)
 }
 
 /// The FLIP settings of a scene.

@@ -24,6 +24,7 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         format!("{HEAD}\n[[body]]\nshape.shell = {{ path = \"{}\", thickness = {thickness}, translate = [0.5, 0.5, 0.5], scale = 0.2 }}\ndensity = 500.0\n", path.display())
     };
     let phases = |rest: &str| format!("{HEAD}\n[[liquid.phase]]\nname = \"water\"\ndensity = 1000.0\n\n[[liquid.phase]]\nname = \"oil\"\ndensity = 800.0\n{rest}");
+    let reaction = |between: &str, product: &str, rest: &str| format!("\n[[liquid.reaction]]\nbetween = {between}\nproduct = \"{product}\"\nrate = 0.01\n{rest}");
     let region = |phase: &str| format!("\n[[liquid.region]]\n{phase}shape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.2 }}\n");
     vec![
         ("malformed toml", "[simulation\nframes = 2\n".into(), Some(1), "expected `]`"),
@@ -49,6 +50,12 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("viscosity beside phases", phases("\n[liquid]\nviscosity = 0.1\n"), Some(18), "each phase has its own viscosity"),
         ("interface with itself", phases("\n[[liquid.interface]]\nbetween = [\"oil\", \"oil\"]\nsurface_tension = 0.02\n"), Some(18), "two different phases"),
         ("phases in FLIP", phases("\n[liquid]\nmethod = \"flip\"\n"), Some(9), "need the level-set liquid"),
+        ("phase named air", phases("\n[[liquid.phase]]\nname = \"air\"\ndensity = 1.2\n"), Some(18), "names the empty region"),
+        ("reaction of no phase", phases(&reaction("[\"water\", \"honey\"]", "oil", "")), Some(18), "no phase is named \"honey\"; expected one of \"water\", \"oil\" or \"air\""),
+        ("reaction into a pocket of air", phases(&reaction("[\"water\", \"oil\"]", "air", "")), Some(19), "make the product a light phase"),
+        ("reaction without phases", format!("{HEAD}{}", reaction("[\"water\", \"oil\"]", "oil", "")), Some(9), "give [[liquid.phase]] first"),
+        ("reaction bubble under a cell", phases(&reaction("[\"water\", \"oil\"]", "oil", "bubble_radius = 0.01\n")), Some(21), "at least one cell"),
+        ("air expanding", phases(&reaction("[\"oil\", \"air\"]", "air", "expansion = 2.0\n")), Some(21), "remove expansion"),
         ("surface tension in FLIP", format!("{HEAD}\n[liquid]\nmethod = \"flip\"\nsurface_tension = 0.07\n"), Some(11), "needs the level-set liquid"),
         ("negative elastic modulus", format!("{HEAD}\n[liquid.elastic]\nmodulus = -5.0\n"), Some(10), "elastic modulus in Pa"),
         ("elastic FLIP", format!("{HEAD}\n[liquid]\nmethod = \"flip\"\n[liquid.elastic]\nmodulus = 100.0\n"), Some(11), "viscoelastic liquid needs the level-set liquid"),

@@ -124,14 +124,19 @@ fn level_set_with_bodies_resumes_bit_identically() {
     resume_is_bit_identical(&tank_with_bodies(liquid, ["", ""]), "level-set");
 }
 
-/// A liquid of two phases, one viscous under surface tension, the other viscoelastic, with a
-/// source of the second (their level sets, particles, volume controls and the strain are in
-/// the checkpoint).
+/// A liquid of three phases, one viscous under surface tension, one viscoelastic, with a
+/// source of the second, the first two reacting into the third (their level sets, particles,
+/// volume controls, the reaction's pending volume and the strain are in the checkpoint); the
+/// second changes its properties before the stop at frame 2 and after it.
 #[test]
 fn several_liquids_resume_bit_identically() {
     let liquid = "method = \"level-set\"\n\
                   [[liquid.phase]]\nname = \"water\"\ndensity = 1000.0\nviscosity = 0.5\nsurface_tension = 0.07\n\
                   [[liquid.phase]]\nname = \"jelly\"\ndensity = 1200.0\nelastic = { modulus = 2000.0 }\n\
+                  [[liquid.phase.change]]\ntime = 0.04\nviscosity = 0.2\n\
+                  [[liquid.phase.change]]\ntime = 0.08\ndensity = 900.0\nelastic = false\n\
+                  [[liquid.phase]]\nname = \"gas\"\ndensity = 50.0\n\
+                  [[liquid.reaction]]\nbetween = [\"water\", \"jelly\"]\nproduct = \"gas\"\nrate = 0.2\nexpansion = 1.5\nbubble_radius = 0.04\n\
                   [[liquid.source]]\nphase = \"jelly\"\nshape.sphere = { center = [0.52, 0.3, 0.15], radius = 0.04 }\nend = 0.05";
     resume_is_bit_identical(&tank_with_bodies(liquid, ["phase = \"water\"", "phase = \"jelly\""]), "phases");
 }

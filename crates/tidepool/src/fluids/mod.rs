@@ -176,6 +176,16 @@ impl Fluid {
         }
     }
 
+    /// Gives the liquid's phases the properties their changes make them at time `t`
+    /// ([`crate::fluids::multiphase::PhaseChange`]); nothing for other fluids.
+    pub fn at_time(&mut self, t: Real) {
+        if let Fluid::LevelSet(f) = self {
+            if let Some(phases) = &mut f.liquid.phases {
+                phases.at_time(t);
+            }
+        }
+    }
+
     /// Restores a state written by [`Fluid::save_state`] for the same scene.
     pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
         match self {

@@ -40,11 +40,42 @@ pub struct Phase {
     pub air_tension: Real,
 }
 
+/// New properties of a phase from `time` on; the ones not given stay as they were.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseChange {
+    /// When it takes effect (s).
+    pub time: Real,
+    /// New density (kg/m^3).
+    pub density: Option<Real>,
+    /// New dynamic viscosity (Pa s).
+    pub viscosity: Option<Real>,
+    /// New elasticity ([`Elasticity::NONE`]: none).
+    pub elasticity: Option<Elasticity>,
+    /// New surface tension against the air (N/m).
+    pub air_tension: Option<Real>,
+}
+
+impl PhaseChange {
+    /// `phase` with this change applied.
+    fn apply(&self, phase: &Phase) -> Phase {
+        Phase {
+            name: phase.name.clone(),
+            density: self.density.unwrap_or(phase.density),
+            viscosity: self.viscosity.unwrap_or(phase.viscosity),
+            elasticity: self.elasticity.unwrap_or(phase.elasticity),
+            air_tension: self.air_tension.unwrap_or(phase.air_tension),
+        }
+    }
+}
+
 /// The phases of a liquid and where each is.
 #[derive(Clone, Debug)]
 pub struct Phases {
-    /// The phases, in the scene's order.
+    /// The phases as they are now, in the scene's order.
     pub phases: Vec<Phase>,
+    /// The phases as they start, and per phase its changes in time order
+    /// ([`Phases::at_time`]).
+    schedule: Vec<(Phase, Vec<PhaseChange>)>,
     /// Between phases `a` and `b` of `n`: `tension[a * n + b]` (N/m, symmetric).
     pub tension: Vec<Real>,
     /// Per phase: its level set at cell centres (negative inside).
@@ -75,6 +106,7 @@ impl Phases {
         let air_tensions = phases.iter().map(|p| p.air_tension).collect();
         let control = VolumeControl { enabled: false, target: 0.0, error_integral: 0.0, divergence: 0.0 };
         Phases {
+            schedule: phases.iter().map(|p| (p.clone(), Vec::new())).collect(),
             phases,
             tension,
             particles: vec![Vec::new(); n],
@@ -94,6 +126,43 @@ impl Phases {
         self.pending = vec![0.0; reactions.len()];
         self.reactions = reactions;
         self
+    }
+
+    /// The phases with `changes` to their properties over time (per phase, in time order),
+    /// as they are at time 0.
+    pub fn with_changes(mut self, changes: Vec<Vec<PhaseChange>>) -> Self {
+        for ((_, scheduled), changes) in self.schedule.iter_mut().zip(changes) {
+            *scheduled = changes;
+        }
+        self.at_time(0.0);
+        self
+    }
+
+    /// Sets each phase's properties to what its changes make them at time `t`.
+    pub fn at_time(&mut self, t: Real) {
+        for (phase, (start, changes)) in self.phases.iter_mut().zip(&self.schedule) {
+            *phase = changes.iter().take_while(|c| c.time <= t).fold(start.clone(), |p, c| c.apply(&p));
+        }
+        self.densities = self.phases.iter().map(|p| p.density).collect();
+        self.air_tensions = self.phases.iter().map(|p| p.air_tension).collect();
+    }
+
+    /// Every state each phase takes over the run: as it starts and after each change.
+    fn all_states(&self) -> impl Iterator<Item = Phase> + '_ {
+        self.schedule.iter().flat_map(|(start, changes)| {
+            changes
+                .iter()
+                .scan(start.clone(), |p, c| {
+                    *p = c.apply(p);
+                    Some(p.clone())
+                })
+                .chain([start.clone()])
+        })
+    }
+
+    /// Whether a phase is elastic at any time of the run.
+    pub fn ever_elastic(&self) -> bool {
+        self.all_states().any(|p| p.elasticity.is_on())
     }
 
     /// The region index of the air (after the phases') in a [`Reaction`].
@@ -126,9 +195,9 @@ impl Phases {
         self.volume = volume;
     }
 
-    /// The densest phase's density (kg/m^3).
+    /// The densest phase's density at any time of the run (kg/m^3).
     pub fn max_density(&self) -> Real {
-        self.densities.iter().copied().fold(0.0, Real::max)
+        self.all_states().map(|p| p.density).fold(0.0, Real::max)
     }
 
     /// Whether any phase is viscous.

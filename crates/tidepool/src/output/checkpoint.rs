@@ -79,6 +79,7 @@ pub fn decode(bytes: &[u8], world: &mut World, fingerprint: u64) -> std::result:
     }
     world.tracers = payload.tracers;
     world.clock = payload.clock;
+    world.fluid.at_time(world.clock.time);
     Ok(())
 }
 

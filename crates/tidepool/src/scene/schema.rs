@@ -252,6 +252,39 @@ pub struct PhaseSpec {
     /// A viscoelastic phase's elasticity (`[liquid.phase.elastic]`; none by default).
     #[serde(default)]
     pub elastic: Option<Elastic>,
+    /// Changes of its properties over time (`[[liquid.phase.change]]`, in time order).
+    #[serde(default)]
+    pub change: Vec<PhaseChangeSpec>,
+}
+
+/// `[[liquid.phase.change]]`: a phase's new properties from a time on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseChangeSpec {
+    /// When (s).
+    pub time: f64,
+    /// New density (kg/m^3).
+    #[serde(default)]
+    pub density: Option<f64>,
+    /// New dynamic viscosity (Pa s).
+    #[serde(default)]
+    pub viscosity: Option<f64>,
+    /// New surface tension against the air (N/m).
+    #[serde(default)]
+    pub surface_tension: Option<f64>,
+    /// New elasticity: a table, or `false` for none.
+    #[serde(default)]
+    pub elastic: Option<ElasticChange>,
+}
+
+/// A change's `elastic`: `false` (no elasticity from then on) or a `[.elastic]` table.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ElasticChange {
+    /// `elastic = false` (`true` is refused).
+    Off(bool),
+    /// New elasticity.
+    To(Elastic),
 }
 
 /// `[[liquid.interface]]`: the surface tension between two phases.

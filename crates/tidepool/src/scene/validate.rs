@@ -305,6 +305,31 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
             validate_elastic(elastic, &format!("{key}.elastic"), cx)?;
         }
         cx.within(phase.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m (water 0.072)")?;
+        for (m, change) in phase.change.iter().enumerate() {
+            let key = format!("{key}.change[{m}]");
+            let after = if m == 0 { 0.0 } else { phase.change[m - 1].time };
+            cx.check(change.time.is_finite() && (change.time > after || m == 0 && change.time >= 0.0), &format!("{key}.time"), || {
+                format!("expected a time in s after the previous change's ({after} s), got {}", change.time)
+            })?;
+            let given = [change.density, change.viscosity, change.surface_tension].iter().any(Option::is_some) || change.elastic.is_some();
+            cx.check(given, &key, || "expected what changes: density, viscosity, surface_tension or elastic".into())?;
+            if let Some(density) = change.density {
+                cx.within(density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3")?;
+            }
+            if let Some(viscosity) = change.viscosity {
+                cx.within(viscosity, 0.0, 1e6, &format!("{key}.viscosity"), "a dynamic viscosity in Pa s")?;
+            }
+            if let Some(tension) = change.surface_tension {
+                cx.within(tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m")?;
+            }
+            match &change.elastic {
+                Some(ElasticChange::Off(on)) => {
+                    cx.check(!on, &format!("{key}.elastic"), || "expected false (no elasticity from then on) or a table of the new elasticity".into())?
+                }
+                Some(ElasticChange::To(elastic)) => validate_elastic(elastic, &format!("{key}.elastic"), cx)?,
+                None => {}
+            }
+        }
     }
     for (n, interface) in liquid.interface.iter().enumerate() {
         let key = format!("liquid.interface[{n}]");

@@ -218,7 +218,7 @@ impl LevelSetLiquid {
             }
         }
         multiphase::project(&mut phases.phi, &mut self.phi);
-        if phases.phases.iter().any(|p| p.elasticity.is_on()) {
+        if phases.ever_elastic() {
             self.strain = Some(Strain::zeros(grid));
         }
         self.phases = Some(phases);
