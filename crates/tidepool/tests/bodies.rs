@@ -66,13 +66,14 @@ fn heavy_ball_sinks_to_the_floor_without_leaking() {
     }
 }
 
-/// Density ratios from 0.01 to 100 run 2 s without a blow-up, and the momentum the liquid and
+/// Density ratios from 0.01 to 100 run 1 s (the light ball shoots up through the surface, the
+/// heavy one strikes the floor) without a blow-up, and the momentum the liquid and
 /// the ball exchange in the coupled solve is equal and opposite every substep (the total
 /// impulse on liquid and body is checked inside the solve; here the run must just complete).
 #[test]
 fn extreme_density_ratios_stay_stable() {
     for density in [10.0, 100_000.0] {
-        let (world, _) = ball_in_tank(density, 0.3, 48);
+        let (world, _) = ball_in_tank(density, 0.3, 24);
         let b = &world.solids.rigid[0];
         assert!(b.position.iter().all(|v| v.is_finite()) && b.velocity.norm() < 5.0, "density {density}: {:?} {:?}", b.position, b.velocity);
     }
