@@ -120,11 +120,12 @@ fn rayleigh_taylor_grows_at_the_linear_rate() {
     assert!((measured / s - 1.0).abs() < 0.1, "growth rate {measured} 1/s, linear theory {s} 1/s");
 }
 
-/// A weightless drop (1000 kg/m^3, radius 1 cm, 7.5 cells) inside a lighter liquid (500 kg/m^3)
-/// that fills a closed box 4 cm across, the surface tension between them 0.072 N/m, its
-/// surface `R (1 + e P2(cos theta))` about the x axis, at rest (the drop is phase 1).
-fn drop_in_liquid(e: Real) -> World {
-    let (r, l, cells) = (0.01, 0.04, 30);
+/// A weightless drop (1000 kg/m^3, radius 1 cm) inside a lighter liquid (500 kg/m^3)
+/// that fills a closed box 4 cm across (`cells` cells: 30 put 7.5 across the radius), the
+/// surface tension between them 0.072 N/m, its surface `R (1 + e P2(cos theta))` about the x
+/// axis, at rest (the drop is phase 1).
+fn drop_in_liquid(e: Real, cells: u32) -> World {
+    let (r, l) = (0.01, 0.04);
     let loaded = common::load(&format!(
         "[simulation]\nframes = 1\nfps = 10\ngravity = [0.0, 0.0, 0.0]\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [{l}, {l}, {l}]\nresolution = {cells}\n\
          [[liquid.phase]]\nname = \"outer\"\ndensity = {OUTER}\n[[liquid.phase]]\nname = \"drop\"\ndensity = {INNER}\n\
@@ -185,7 +186,7 @@ fn quadrupole(world: &World) -> (Real, Real) {
 #[test]
 fn a_still_drop_in_a_liquid_holds_the_laplace_pressure_jump() {
     let r = 0.01;
-    let mut world = drop_in_liquid(0.0);
+    let mut world = drop_in_liquid(0.0, 30);
     let (_, v0) = quadrupole(&world);
     let (laplace, capillary_speed) = (2.0 * SIGMA / r, (SIGMA / (INNER * r)).sqrt());
     let (mut worst, mut fastest): (Real, Real) = (0.0, 0.0);
@@ -207,19 +208,19 @@ fn a_still_drop_in_a_liquid_holds_the_laplace_pressure_jump() {
     assert!((v / v0 - 1.0).abs() < 0.005, "the drop's volume changed by {}%", 100.0 * (v / v0 - 1.0));
 }
 
-/// A weightless drop in a second liquid (see [`drop_in_liquid`]), released at rest from the
-/// shape `R (1 + 0.1 P2(cos theta))`, swings through round to flat in its n = 2 mode: the time
-/// its quadrupole moment takes to reach its first minimum is half a period of Lamb's frequency
-/// for a drop in a liquid, `omega^2 = 24 sigma / (R^3 (3 rho_drop + 2 rho_outer))`, within 8%
-/// (measured 6.4% long at these 7.5 cells per radius, 2.2% at 10; the box's walls, 1 cm from
-/// the drop, lengthen it by about 1%), and the drop swings through to at least 40% of its
-/// starting moment the other way (measured 52%). The issue asks for 5% over whole periods:
-/// the interface between two liquids carries a jump in tangential velocity that the one
-/// velocity field of all phases smears, and the later swings beat instead of repeating
-/// (docs/methods/multiphase.md, Limits).
+/// A weightless drop in a second liquid (see [`drop_in_liquid`]; 10 cells per radius),
+/// released at rest from the shape `R (1 + 0.1 P2(cos theta))`, swings through round to flat in
+/// its n = 2 mode: the time its quadrupole moment takes to reach its first minimum is half a
+/// period of Lamb's frequency for a drop in a liquid, `omega^2 = 24 sigma / (R^3 (3 rho_drop +
+/// 2 rho_outer))`, within 5% (measured 2.2% long; 6.4% at 7.5 cells per radius; the box's
+/// walls, 1 cm from the drop, lengthen it by about 1%), and the drop swings through to at
+/// least 35% of its starting moment the other way (measured 44%). The later swings beat
+/// instead of repeating: the interface between two liquids carries a jump in tangential
+/// velocity that the one velocity field of all phases smears (docs/methods/multiphase.md,
+/// Limits).
 #[test]
 fn a_drop_in_a_liquid_swings_at_about_lambs_frequency() {
-    let mut world = drop_in_liquid(0.1);
+    let mut world = drop_in_liquid(0.1, 40);
     let (q0, v0) = quadrupole(&world);
     let radius = (v0 * 3.0 / (4.0 * std::f64::consts::PI)).cbrt();
     let lamb = 2.0 * std::f64::consts::PI / (24.0 * SIGMA / (radius.powi(3) * (3.0 * INNER + 2.0 * OUTER))).sqrt();
@@ -232,8 +233,8 @@ fn a_drop_in_a_liquid_swings_at_about_lambs_frequency() {
         q < lowest.1 + 0.1 && t < lamb
     });
     let (t_min, q_min) = lowest;
-    assert!(q_min < -0.4, "the drop swung through to {q_min} of its starting moment");
-    assert!((2.0 * t_min / lamb - 1.0).abs() < 0.08, "half a period took {t_min} s, half Lamb's {} s", lamb / 2.0);
+    assert!(q_min < -0.35, "the drop swung through to {q_min} of its starting moment");
+    assert!((2.0 * t_min / lamb - 1.0).abs() < 0.05, "half a period took {t_min} s, half Lamb's {} s", lamb / 2.0);
 }
 
 /// A source of one phase adds to that phase only: weightless, a pool of water with a ball of
