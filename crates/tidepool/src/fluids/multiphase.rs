@@ -248,8 +248,9 @@ impl Phases {
 /// fills a sphere of `bubble_radius`, which is then put into the product at a point of the
 /// contact ([`insert_product`]): a layer thinner than a cell would vanish from a level set, a
 /// sphere of a few cells stays. A phase as product may grow to `expansion` times the volume it
-/// replaced (its volume control's target moves by the difference), the way a gas takes more
-/// room than the liquids it came from.
+/// replaced (the next projection expands it by the difference and its volume control's target
+/// takes it in: [`Phases::control_volumes`]), the way a gas takes more room than the liquids it
+/// came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reaction {
     /// The two regions that react.
@@ -309,12 +310,12 @@ pub fn contact(grid: &Grid, phases: &[Array3<Real>], liquid: &Array3<Real>, pair
     (area, sites)
 }
 
-/// Puts a sphere of `radius` about `centre` into `reaction`'s product where either reactant
-/// was: the product's region becomes its union with the sphere's part of the reactants' (the
-/// outside of all other regions), each
-/// reactant (other than the product) gives up the sphere. Marker particles on the wrong side
-/// of the new level sets within `margin` of the sphere go: a reactant's inner ones, the
-/// product's outer ones (the liquid's `particles` are the air's, turned inside out).
+/// Puts a sphere of `reaction`'s bubble radius about `centre` into its product where either
+/// reactant was: the product's region becomes its union with the sphere's part of the
+/// reactants' (the outside of all other regions), and each reactant other than the product
+/// gives up the sphere. Marker particles on the wrong side of the new level sets within `margin` of the
+/// sphere go: a reactant's inner ones, the product's outer ones (the liquid's `particles` are
+/// the air's, turned inside out).
 pub fn insert_product(grid: &Grid, phases: &mut Phases, liquid: &mut Array3<Real>, particles: &mut Vec<MarkerParticle>, reaction: &Reaction, centre: &Vec3, margin: Real) {
     let (radius, [a, b], p) = (reaction.bubble_radius, reaction.reactants, reaction.product);
     let sphere = |x: &Vec3| (x - centre).norm() - radius;

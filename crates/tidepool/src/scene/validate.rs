@@ -353,9 +353,9 @@ fn validate_reactions(liquid: &Liquid, dx: f64, cx: &Context) -> Result<(), Scen
     for (n, reaction) in liquid.reaction.iter().enumerate() {
         let key = format!("liquid.reaction[{n}]");
         cx.check(!liquid.phase.is_empty(), &key, || "a reaction is between the liquid's phases; give [[liquid.phase]] first".into())?;
-        for name in reaction.between.iter().chain([&reaction.product]) {
+        let named = reaction.between.iter().map(|name| (name, "between")).chain([(&reaction.product, "product")]);
+        for (name, field) in named {
             let known = name == AIR || liquid.phase.iter().any(|p| &p.name == name);
-            let field = if name == &reaction.product { "product" } else { "between" };
             cx.check(known, &format!("{key}.{field}"), || format!("no phase is named \"{name}\"; expected one of {} or \"air\"", phase_list(liquid)))?;
         }
         let [a, b] = &reaction.between;
