@@ -293,7 +293,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         _ => {
             let with_bodies = !loaded.bodies.is_empty();
             let memory = tidepool::fluids::eulerian::estimate_memory_bytes(&grid, loaded.scene.liquid.particles_per_cell as usize, with_bodies);
-            let particles = world.level_set().map_or(0, |f| f.liquid.particles.len());
+            let particles = world.level_set().map_or(0, |f| f.liquid.particles.len() + f.liquid.phases.as_ref().map_or(0, |p| p.particles.iter().map(Vec::len).sum()));
             let _ = writeln!(out, "scene      {}: valid", path.display());
             (memory, format!("{:.4} m^3 initially, {particles} marker particles", world.fluid.measures().volume))
         }
@@ -301,6 +301,35 @@ fn check(path: &Path) -> anyhow::Result<u8> {
     let _ = writeln!(out, "grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
     let _ = writeln!(out, "domain     [{:.3}, {:.3}, {:.3}] to [{:.3}, {:.3}, {:.3}] m", grid.origin.x, grid.origin.y, grid.origin.z, hi.x, hi.y, hi.z);
     let _ = writeln!(out, "liquid     {liquid}");
+    if let Some(f) = world.level_set().filter(|f| f.liquid.phases.is_some()) {
+        let phases = f.liquid.phases.as_ref().expect("filtered on phases");
+        for ((phase, volume), changes) in phases.phases.iter().zip(f.liquid.phase_volumes(&f.grid, &f.statics)).zip(phases.change_counts()) {
+            let mut line = format!("phase      {}: {} kg/m^3, {volume:.4} m^3", phase.name, phase.density);
+            if phase.viscosity > 0.0 {
+                line += &format!(", {} Pa s", phase.viscosity);
+            }
+            if phase.elasticity.is_on() {
+                line += &format!(", elastic {} Pa", phase.elasticity.modulus);
+            }
+            if changes > 0 {
+                line += &format!(", {changes} change(s) over time");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        let name = |r: usize| phases.phases.get(r).map_or("air", |p| p.name.as_str());
+        for r in &phases.reactions {
+            let _ = writeln!(
+                out,
+                "reaction   {} + {} -> {} at {} m/s, in spheres of {:.4} m, expansion {}",
+                name(r.reactants[0]),
+                name(r.reactants[1]),
+                name(r.product),
+                r.rate,
+                r.bubble_radius,
+                r.expansion
+            );
+        }
+    }
     for body in world.solids.rigid.iter() {
         let kind = format!("{:?}", body.kind).to_lowercase();
         let mass = if body.is_dynamic() { format!("{:.4} kg, ", body.mass) } else { String::new() };

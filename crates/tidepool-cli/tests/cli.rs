@@ -45,6 +45,20 @@ fn check_prints_the_grid_and_estimates() {
     }
 }
 
+/// `check` on a scene of several liquids lists each phase with its volume and each reaction.
+#[test]
+fn check_lists_the_phases_and_their_reactions() {
+    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/reacting_liquids.toml");
+    let out = tidepool(&["check", scene.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in
+        ["phase      acid: 1300 kg/m^3, 0.0018 m^3, 0.02 Pa s", "phase      gas: 20 kg/m^3, 0.0000 m^3", "reaction   acid + base -> gas at 0.01 m/s", "reaction   gas + air -> air"]
+    {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+}
+
 #[test]
 fn invalid_input_exits_with_2_and_a_located_message() {
     let dir = temp("invalid");

@@ -160,6 +160,11 @@ impl Phases {
         })
     }
 
+    /// Per phase: how many changes its properties have over the run.
+    pub fn change_counts(&self) -> Vec<usize> {
+        self.schedule.iter().map(|(_, changes)| changes.len()).collect()
+    }
+
     /// Whether a phase is elastic at any time of the run.
     pub fn ever_elastic(&self) -> bool {
         self.all_states().any(|p| p.elasticity.is_on())
