@@ -140,6 +140,9 @@ impl Phases {
 
     /// Sets each phase's properties to what its changes make them at time `t`.
     pub fn at_time(&mut self, t: Real) {
+        if self.schedule.iter().all(|(_, changes)| changes.is_empty()) {
+            return;
+        }
         for (phase, (start, changes)) in self.phases.iter_mut().zip(&self.schedule) {
             *phase = changes.iter().take_while(|c| c.time <= t).fold(start.clone(), |p, c| c.apply(&p));
         }
@@ -300,18 +303,16 @@ pub fn contact(grid: &Grid, phases: &[Array3<Real>], liquid: &Array3<Real>, pair
         let nearest = two_nearest(phases, liquid, c);
         nearest == pair || nearest == [pair[1], pair[0]]
     };
-    let area = tidepool_linalg::reduce::sum_by(liquid.as_slice().len(), |c| {
-        let v = region_value(phases, liquid, pair[0], c);
-        if v.abs() < width && touching(c) {
-            (1.0 + (std::f64::consts::PI * v / width).cos()) / (2.0 * width) * dx.powi(3)
-        } else {
-            0.0
-        }
-    });
-    let sites = (0..liquid.as_slice().len())
+    // The cells of the interface's band, with the first's level set there.
+    let band: Vec<(usize, Real)> = (0..liquid.as_slice().len())
         .into_par_iter()
-        .filter(|&c| region_value(phases, liquid, pair[0], c).abs() < dx && touching(c) && solid.is_none_or(|s| s.as_slice()[c] >= 0.0))
+        .filter_map(|c| {
+            let v = region_value(phases, liquid, pair[0], c);
+            (v.abs() < width && touching(c)).then_some((c, v))
+        })
         .collect();
+    let area = tidepool_linalg::reduce::sum_by(band.len(), |i| (1.0 + (std::f64::consts::PI * band[i].1 / width).cos()) / (2.0 * width) * dx.powi(3));
+    let sites = band.iter().filter(|&&(c, v)| v.abs() < dx && solid.is_none_or(|s| s.as_slice()[c] >= 0.0)).map(|&(c, _)| c).collect();
     (area, sites)
 }
 

@@ -299,12 +299,10 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
         })?;
         cx.check(!liquid.phase[..n].iter().any(|p| p.name == phase.name), &format!("{key}.name"), || format!("a phase named \"{}\" is given twice", phase.name))?;
         cx.check(phase.name != AIR, &format!("{key}.name"), || "\"air\" names the empty region above the liquid; give the phase another name".into())?;
-        cx.within(phase.density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3 (water 1000, air 1.2)")?;
-        cx.within(phase.viscosity, 0.0, 1e6, &format!("{key}.viscosity"), "a dynamic viscosity in Pa s (water 0.001, honey about 10)")?;
+        validate_phase_properties(Some(phase.density), Some(phase.viscosity), Some(phase.surface_tension), &key, cx)?;
         if let Some(elastic) = &phase.elastic {
             validate_elastic(elastic, &format!("{key}.elastic"), cx)?;
         }
-        cx.within(phase.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m (water 0.072)")?;
         for (m, change) in phase.change.iter().enumerate() {
             let key = format!("{key}.change[{m}]");
             let after = if m == 0 { 0.0 } else { phase.change[m - 1].time };
@@ -313,15 +311,7 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
             })?;
             let given = [change.density, change.viscosity, change.surface_tension].iter().any(Option::is_some) || change.elastic.is_some();
             cx.check(given, &key, || "expected what changes: density, viscosity, surface_tension or elastic".into())?;
-            if let Some(density) = change.density {
-                cx.within(density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3")?;
-            }
-            if let Some(viscosity) = change.viscosity {
-                cx.within(viscosity, 0.0, 1e6, &format!("{key}.viscosity"), "a dynamic viscosity in Pa s")?;
-            }
-            if let Some(tension) = change.surface_tension {
-                cx.within(tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m")?;
-            }
+            validate_phase_properties(change.density, change.viscosity, change.surface_tension, &key, cx)?;
             match &change.elastic {
                 Some(ElasticChange::Off(on)) => {
                     cx.check(!on, &format!("{key}.elastic"), || "expected false (no elasticity from then on) or a table of the new elasticity".into())?
@@ -341,6 +331,21 @@ fn validate_phases(liquid: &Liquid, cx: &Context) -> Result<(), SceneError> {
         let same = |i: &InterfaceSpec| (&i.between[0] == a && &i.between[1] == b) || (&i.between[0] == b && &i.between[1] == a);
         cx.check(!liquid.interface[..n].iter().any(same), &format!("{key}.between"), || format!("the interface between \"{a}\" and \"{b}\" is given twice"))?;
         cx.within(interface.surface_tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension in N/m (oil on water about 0.02)")?;
+    }
+    Ok(())
+}
+
+/// A phase's density, viscosity and surface tension against the air at `key`, or those a
+/// change gives it (each where given).
+fn validate_phase_properties(density: Option<f64>, viscosity: Option<f64>, surface_tension: Option<f64>, key: &str, cx: &Context) -> Result<(), SceneError> {
+    if let Some(density) = density {
+        cx.within(density, 0.01, 1e5, &format!("{key}.density"), "a density in kg/m^3 (water 1000, air 1.2)")?;
+    }
+    if let Some(viscosity) = viscosity {
+        cx.within(viscosity, 0.0, 1e6, &format!("{key}.viscosity"), "a dynamic viscosity in Pa s (water 0.001, honey about 10)")?;
+    }
+    if let Some(tension) = surface_tension {
+        cx.within(tension, 0.0, 1e3, &format!("{key}.surface_tension"), "a surface tension against the air in N/m (water 0.072)")?;
     }
     Ok(())
 }

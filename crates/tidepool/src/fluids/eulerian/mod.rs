@@ -393,6 +393,16 @@ impl LevelSetLiquid {
         }
     }
 
+    /// The volume of region `r` of a liquid of several outside obstacles and bodies (m^3):
+    /// phase `r`'s, or for `r` past the phases the air's, counted as minus the liquid's (so
+    /// that what the air gains is what the liquid loses).
+    fn region_volume(&self, grid: &Grid, solids: &StaticSolids, r: usize) -> Real {
+        match self.phases.as_ref().and_then(|p| p.phi.get(r)) {
+            Some(phi) => volume_inside(grid, phi, self.solid_distance(solids)),
+            None => -self.volume_without_solids(grid, solids),
+        }
+    }
+
     /// Liquid volume outside obstacles (m^3).
     fn volume_without_solids(&self, grid: &Grid, solids: &StaticSolids) -> Real {
         volume_inside(grid, &self.phi, self.solid_distance(solids))
@@ -458,21 +468,20 @@ impl LevelSetLiquid {
                     break;
                 }
                 let [i, j, k] = self.phi.coords(sites[(pick.next_u64() % sites.len() as u64) as usize]);
-                let (before, liquid_before) = (self.phase_volumes(grid, solids), self.volume_without_solids(grid, solids));
+                let ([a, b], product) = (reaction.reactants, reaction.product);
+                let before = [a, b, product].map(|r| self.region_volume(grid, solids, r));
                 let phases = self.phases.as_mut().expect("a liquid with reactions has phases");
                 multiphase::insert_product(grid, phases, &mut self.phi, &mut self.particles, reaction, &grid.position(Location::Cell, i, j, k), margin);
-                let (after, liquid_after) = (self.phase_volumes(grid, solids), self.volume_without_solids(grid, solids));
-                // What region `r` gave up (the air's: what the liquid gained).
-                let lost = |r: usize| before.get(r).map_or(liquid_after - liquid_before, |b| b - after[r]);
-                let (product, gained) = (reaction.product, -lost(reaction.product));
+                let after = [a, b, product].map(|r| self.region_volume(grid, solids, r));
+                let gained = after[2] - before[2];
                 // The reactants' targets give up what the product gained, shared as they lost
                 // it (their measured losses are a little more: where the sphere crosses their
                 // interface the sampled level sets leave a sliver of nothing, which the next
                 // reinitialisation fills).
-                let losses: Vec<(usize, Real)> = reaction.reactants.iter().filter(|&&r| r != product).map(|&r| (r, lost(r).max(0.0))).collect();
-                let total: Real = losses.iter().map(|(_, l)| l).sum();
+                let losses = [0, 1].map(|n| if [a, b][n] == product { 0.0 } else { (before[n] - after[n]).max(0.0) });
+                let total = losses[0] + losses[1];
                 let phases = self.phases.as_mut().expect("a liquid with reactions has phases");
-                for &(r, loss) in &losses {
+                for (r, loss) in [a, b].into_iter().zip(losses) {
                     if let Some(control) = phases.volume.get_mut(r).filter(|_| total > 0.0) {
                         control.target -= gained * loss / total;
                     }
@@ -696,8 +705,7 @@ impl LevelSetLiquid {
     /// The volume of each phase outside obstacles and bodies (m^3), in the phases' order;
     /// empty for one liquid.
     pub fn phase_volumes(&self, grid: &Grid, solids: &StaticSolids) -> Vec<Real> {
-        let solid = self.solid_distance(solids);
-        self.phases.as_ref().map_or(Vec::new(), |p| p.phi.iter().map(|phi| volume_inside(grid, phi, solid)).collect())
+        (0..self.phases.as_ref().map_or(0, |p| p.phi.len())).map(|r| self.region_volume(grid, solids, r)).collect()
     }
 
     /// The health check: every velocity, level-set value and pressure finite, no liquid
