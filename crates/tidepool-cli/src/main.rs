@@ -352,6 +352,23 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             c.z
         );
     }
+    for body in world.solids.deformable.iter() {
+        let m = &body.model;
+        let (c, _, _) = body.momenta();
+        let pinned = body.pinned.iter().filter(|p| **p).count();
+        let _ = writeln!(
+            out,
+            "body       {} (deformable in full: {} particles, {pinned} pinned, {} tetrahedra, stable step {:.3} ms): {:.4} kg, centre of mass [{:.3}, {:.3}, {:.3}] m",
+            body.name,
+            body.positions.len(),
+            m.elements.tets.len(),
+            m.max_time_step() * 1e3,
+            m.mass,
+            c.x,
+            c.y,
+            c.z
+        );
+    }
     for a in world.solids.reduced.iter() {
         if !a.joints.is_empty() {
             let _ = writeln!(

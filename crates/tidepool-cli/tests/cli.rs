@@ -60,6 +60,16 @@ fn check_lists_the_phases_and_their_reactions() {
 }
 
 #[test]
+fn check_lists_deformable_bodies_simulated_in_full() {
+    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/stack.toml");
+    let out = tidepool(&["check", scene.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let needle = "body       rubber_1 (deformable in full: 144 particles, 0 pinned, 450 tetrahedra, stable step";
+    assert!(text.contains(needle), "{needle}: {text}");
+}
+
+#[test]
 fn invalid_input_exits_with_2_and_a_located_message() {
     let dir = temp("invalid");
     let scene = dir.join("bad.toml");

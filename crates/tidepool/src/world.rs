@@ -11,10 +11,11 @@ use crate::fluids::{Fluid, LevelSetFluid};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::scene::surface::{LoadedSurfaceScene, SurfaceSetup};
-use crate::scene::{AnyScene, BodySetup, ElasticChange, LiquidMethod, LoadedScene, Operation, ReducedSetup};
+use crate::scene::{AnyScene, BodySetup, DeformableMethod, ElasticChange, LiquidMethod, LoadedScene, Operation, ReducedSetup};
 pub use crate::settings::{Clock, Settings};
 use crate::solids::contact::StaticGeometry;
 use crate::solids::contact::STATIC_MATERIAL;
+use crate::solids::deformable::{DeformableBody, DeformableModel};
 use crate::solids::mass_spring::ElasticSheet;
 use crate::solids::reduced::articulated::Articulated;
 use crate::solids::reduced::body::{ReducedBody, ReducedModel};
@@ -205,8 +206,12 @@ impl World {
             material: STATIC_MATERIAL,
         });
         let models = reduced_models(loaded)?;
+        let full = full_models(loaded)?;
         for b in &loaded.bodies {
             match &b.reduced {
+                Some(setup) if setup.method == DeformableMethod::Fem => {
+                    solids.deformable.insert(deformable_body(b, setup, &full).map_err(|e| loaded.error(&format!("{}.deformable.pin", setup.key), e))?);
+                }
                 Some(setup) => {
                     solids.reduced.insert(articulated(b, setup, &models).map_err(|e| loaded.error(&format!("{}.shape", setup.key), e))?);
                 }
@@ -305,11 +310,13 @@ impl World {
     }
 
     /// Longest substep the CFL number allows: neither the liquid nor any point of a body may
-    /// cross more than `cfl` cells.
+    /// cross more than `cfl` cells; and no longer than the solids' own forces allow
+    /// ([`Solids::max_time_step`]).
     pub fn cfl_dt(&self) -> Real {
         let s = &self.settings;
         let fastest_body = self.solids.max_point_speed();
-        match &self.fluid {
+        let solids = self.solids.max_time_step();
+        solids.min(match &self.fluid {
             Fluid::LevelSet(f) => {
                 let liquid = f.liquid.cfl_dt(&f.grid, s.cfl, &s.gravity, &f.sources);
                 if fastest_body > 0.0 {
@@ -320,7 +327,7 @@ impl World {
             }
             Fluid::Flip(f) => f.cfl_dt(s, fastest_body),
             Fluid::Surface(f) => f.dt,
-        }
+        })
     }
 
     /// The volume of each solid part below the liquid's surface (m^3), in the order of the
@@ -370,9 +377,16 @@ impl World {
 
 /// A reduced deformable body as its scene sets it up: turned by its initial orientation about
 /// its centre of mass, moving with its initial velocity and spin (about that centre).
-fn articulated(setup: &BodySetup, reduced: &ReducedSetup, models: &[Arc<ReducedModel>]) -> Result<Articulated, String> {
+fn articulated(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<Arc<ReducedModel>>]) -> Result<Articulated, String> {
     // Each part's model is centred on its mesh's centre of mass.
-    let parts: Vec<(&str, &Arc<ReducedModel>, Vec3)> = reduced.parts.iter().map(|p| (p.name.as_str(), &models[p.model], p.position + models[p.model].centre_offset)).collect();
+    let parts: Vec<(&str, &Arc<ReducedModel>, Vec3)> = reduced
+        .parts
+        .iter()
+        .map(|p| {
+            let model = models[p.model].as_ref().expect("a modal part has a modal model");
+            (p.name.as_str(), model, p.position + model.centre_offset)
+        })
+        .collect();
     let mass: Real = parts.iter().map(|(_, model, _)| model.mass).sum();
     let centre = parts.iter().map(|(_, model, x)| model.mass * x).sum::<Vec3>() / mass;
     let turn = |x: &Vec3| centre + setup.orientation * (x - centre);
@@ -392,24 +406,63 @@ fn articulated(setup: &BodySetup, reduced: &ReducedSetup, models: &[Arc<ReducedM
     Articulated::new(&setup.name, bodies, &joints, &actuators, reduced.profile, reduced.skin)
 }
 
-/// The modal analysis of the scene's deformable models (kept in the disk cache where there
-/// is one).
-fn reduced_models(loaded: &LoadedScene) -> Result<Vec<Arc<ReducedModel>>, SceneError> {
+/// The modal analysis of the scene's modal deformable models (kept in the disk cache where
+/// there is one), `None` for the models of bodies simulated in full.
+fn reduced_models(loaded: &LoadedScene) -> Result<Vec<Option<Arc<ReducedModel>>>, SceneError> {
     let cache = crate::solids::reduced::cache::directory();
     loaded
         .models
         .iter()
         .map(|m| {
+            if m.method != DeformableMethod::Modal {
+                return Ok(None);
+            }
             ReducedModel::new(&m.mesh, &m.material, m.modes, m.damping, false, cache.as_deref())
                 .map(|model| {
-                    Arc::new(match &m.surface {
+                    Some(Arc::new(match &m.surface {
                         Some(surface) => model.with_skin(surface),
                         None => model,
-                    })
+                    }))
                 })
                 .map_err(|e| loaded.error(&format!("{}.modes", m.key), format!("the body's mesh ({} tetrahedra): {e}", m.mesh.tets.len())))
         })
         .collect()
+}
+
+/// The finite-element models of the scene's bodies simulated in full (copies of one shape
+/// share one), `None` for modal models.
+fn full_models(loaded: &LoadedScene) -> Result<Vec<Option<Arc<DeformableModel>>>, SceneError> {
+    loaded
+        .models
+        .iter()
+        .map(|m| {
+            if m.method != DeformableMethod::Fem {
+                return Ok(None);
+            }
+            DeformableModel::new(m.mesh.clone(), m.material.young, m.material.poisson, m.damping, m.material.density)
+                .map(|model| Some(Arc::new(model)))
+                .map_err(|e| loaded.error(&format!("{}.spacing", m.key), format!("the body's mesh ({} tetrahedra): {e}", m.mesh.tets.len())))
+        })
+        .collect()
+}
+
+/// A deformable body simulated in full as its scene sets it up: its mesh placed and turned
+/// like the shape, every particle moving with the initial velocity and spin about the
+/// shape's centroid, the particles inside `pin` pinned.
+fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<Arc<DeformableModel>>]) -> Result<DeformableBody, String> {
+    let part = &reduced.parts[0];
+    let model = models[part.model].as_ref().expect("a full body's part has a finite-element model");
+    let positions: Vec<Vec3> = model.mesh.vertices.iter().map(|v| part.position + setup.orientation * v).collect();
+    let mut body = DeformableBody::new(&setup.name, Arc::clone(model), positions, Material { restitution: setup.restitution, friction: setup.friction });
+    body.velocities = body.positions.iter().map(|x| setup.velocity + setup.angular_velocity.cross(&(x - part.position))).collect();
+    if let Some(pin) = &reduced.pin {
+        body.pinned = body.positions.iter().map(|x| pin.signed_distance(x) <= 0.0).collect();
+        body.velocities.iter_mut().zip(&body.pinned).filter(|(_, pinned)| **pinned).for_each(|(v, _)| *v = Vec3::zeros());
+        if !body.pinned.contains(&true) {
+            return Err(format!("no particle of the body lies inside the pin shape (the body has {} particles)", body.positions.len()));
+        }
+    }
+    Ok(body)
 }
 
 /// The signed distance to obstacles and bodies together at cell centres (`None` without

@@ -141,6 +141,20 @@ fn several_liquids_resume_bit_identically() {
     resume_is_bit_identical(&tank_with_bodies(liquid, ["phase = \"water\"", "phase = \"jelly\""]), "phases");
 }
 
+/// Rigid and full deformable bodies without liquid: a rubber block (`method = "fem"`,
+/// damped; its particles' positions and velocities are in the checkpoint) falls onto a rigid
+/// box and tips off it.
+#[test]
+fn deformable_bodies_resume_bit_identically() {
+    let scene = AnyScene::Liquid(Box::new(common::load(
+        "[simulation]\nframes = 4\nfps = 30\n[domain]\nmin = [-0.5, 0.0, -0.5]\nmax = [0.5, 0.6, 0.5]\nresolution = 8\n\
+         [[body]]\nname = \"base\"\nshape.box = { min = [-0.1, 0.0, -0.1], max = [0.1, 0.1, 0.1] }\ndensity = 600.0\n\
+         [[body]]\nname = \"rubber\"\nshape.box = { min = [0.0, 0.15, -0.05], max = [0.2, 0.25, 0.05] }\ndensity = 1000.0\nangular_velocity = [0.0, 0.0, -2.0]\n\
+         deformable = { method = \"fem\", young = 3e4, damping = 0.01, spacing = 0.05 }\n[output]\nformats = [\"ply\", \"vtk\"]\n",
+    )));
+    resume_is_bit_identical(&scene, "deformable");
+}
+
 #[test]
 fn flip_with_bodies_resumes_bit_identically() {
     resume_is_bit_identical(&tank_with_bodies("method = \"flip\"\nflip.incompressibility = \"bilateral\"", ["", ""]), "flip");

@@ -4,7 +4,7 @@
 use super::TriMesh;
 use crate::math::{Real, Vec3};
 use parry3d_f64::math::Vector as PVec;
-use parry3d_f64::query::PointQuery;
+use parry3d_f64::query::{PointQuery, PointQueryWithLocation};
 use parry3d_f64::shape::{TriMesh as ParryTriMesh, TriMeshFlags};
 
 fn to_parry(v: &Vec3) -> PVec {
@@ -52,5 +52,14 @@ impl MeshDistance {
         } else {
             d
         }
+    }
+
+    /// The signed distance from `p` ([`MeshDistance::signed_distance`]), the nearest
+    /// triangle and the barycentric coordinates of the nearest point on it.
+    pub fn nearest(&self, p: &Vec3) -> (Real, usize, [Real; 3]) {
+        let (projection, (triangle, location)) = self.mesh.project_local_point_and_get_location(to_parry(p), false);
+        let d = (from_parry(projection.point) - p).norm();
+        let weights = location.barycentric_coordinates().unwrap_or([1.0 / 3.0; 3]);
+        (if self.signed && projection.is_inside { -d } else { d }, triangle as usize, weights)
     }
 }

@@ -9,6 +9,7 @@ use crate::fluids::Fluid;
 use crate::geometry::TriMesh;
 use crate::grid::Grid;
 use crate::math::{vec3, Real, Vec3};
+use crate::solids::Solid;
 use std::path::{Path, PathBuf};
 
 /// A pinhole camera.
@@ -69,13 +70,22 @@ enum Material {
         base: Vec3,
     },
     Solid,
-    Body,
+    /// A body's surface in colour `base`.
+    Body {
+        base: Vec3,
+    },
     Tracer,
     /// A far wall or the floor; `checker` tiles it (tile size in m).
     Wall {
         checker: Option<Real>,
     },
 }
+
+/// The colour of rigid and modal bodies.
+const BODY_COLOUR: Vec3 = Vec3::new(0.90, 0.78, 0.25);
+
+/// The colour of deformable bodies simulated in full.
+const SOFT_BODY_COLOUR: Vec3 = Vec3::new(0.92, 0.45, 0.38);
 
 /// Opacity of a liquid's nearest surface over what lies behind it.
 const WATER_OPACITY: Real = 0.7;
@@ -161,7 +171,7 @@ impl Raster {
                 lit * (1.0 - 0.7 * fresnel) + sky * (0.7 * fresnel) + Vec3::repeat(specular)
             }
             Material::Solid => Vec3::new(0.80, 0.55, 0.36) * (0.35 + 0.65 * diffuse),
-            Material::Body => Vec3::new(0.90, 0.78, 0.25) * (0.35 + 0.65 * diffuse),
+            Material::Body { base } => base * (0.35 + 0.65 * diffuse),
             Material::Tracer => Vec3::new(1.0, 1.0, 0.95) * (0.7 + 0.3 * diffuse),
             Material::Wall { checker } => {
                 let tone = checker.map_or(0.9, |s| {
@@ -328,7 +338,11 @@ pub fn png_bytes(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
 pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh) -> Vec<u8> {
     let world = frame.world;
     let grid_scene = |grid: &Grid| {
-        let bodies: Vec<TriMesh> = world.solids.iter().map(|s| s.surface().0).collect();
+        // Bodies simulated in full in coral, the others (rigid and modal) in gold.
+        let solids = &world.solids;
+        let full = solids.deformable.iter().map(|s| (Solid::surface(s).0, SOFT_BODY_COLOUR));
+        let bodies: Vec<(TriMesh, Vec3)> =
+            solids.rigid.iter().map(|s| Solid::surface(s).0).chain(solids.reduced.iter().map(|s| Solid::surface(s).0)).map(|m| (m, BODY_COLOUR)).chain(full).collect();
         let liquids: Vec<&TriMesh> = match frame.phase_surfaces() {
             [] => vec![&frame.surface().mesh],
             phases => phases.iter().map(|(_, s)| &s.mesh).collect(),
@@ -345,13 +359,13 @@ pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh)
 /// Renders the domain's far walls and floor, `obstacles`, `bodies`, `tracers` (white dots 0.6
 /// of a cell across) and the surfaces of the `liquids` (one, or each phase of several, in
 /// the phases' colours) from `camera` as PNG bytes.
-pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriMesh, bodies: &[TriMesh], tracers: &[Vec3], liquids: &[&TriMesh]) -> Vec<u8> {
+pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriMesh, bodies: &[(TriMesh, Vec3)], tracers: &[Vec3], liquids: &[&TriMesh]) -> Vec<u8> {
     let (w, h) = (camera.width as usize, camera.height as usize);
     let mut raster = Raster::new(Camera::from_scene(camera, grid, 2 * w, 2 * h), liquids.len());
     raster.far_walls(grid);
     raster.mesh(obstacles, Material::Solid);
-    for body in bodies {
-        raster.mesh(body, Material::Body);
+    for (body, base) in bodies {
+        raster.mesh(body, Material::Body { base: *base });
     }
     raster.mesh(&dots(tracers, 0.3 * grid.dx), Material::Tracer);
     for (layer, liquid) in liquids.iter().enumerate() {

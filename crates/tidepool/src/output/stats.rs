@@ -113,6 +113,10 @@ pub struct BodyLine {
     /// Energy in a reduced deformable body's modes (J; absent for rigid bodies).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub modal_energy: Option<f64>,
+    /// Energy stored in a deformable body's elements (J; only for deformable bodies simulated
+    /// in full, `deformable.method = "fem"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elastic_energy: Option<f64>,
 }
 
 impl StatsLine {
@@ -169,6 +173,7 @@ impl StatsLine {
                     angular_velocity: p.angular_velocity.into(),
                     submerged_volume,
                     modal_energy: p.modal_energy,
+                    elastic_energy: p.elastic_energy,
                 }
             })
             .collect();

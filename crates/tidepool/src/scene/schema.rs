@@ -549,17 +549,21 @@ pub enum ActuationProfile {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Deformable {
+    /// How the body deforms: in a few vibration modes on a rigid frame, or in full.
+    #[serde(default)]
+    pub method: DeformableMethod,
     /// Young's modulus (Pa).
     pub young: f64,
     /// Poisson's ratio, in [0, 0.5).
     #[serde(default = "default_poisson")]
     pub poisson: f64,
-    /// Vibration modes kept (0: the body stays rigid).
-    #[serde(default = "default_modes")]
-    pub modes: u32,
+    /// Vibration modes kept by a modal body (0: the body stays rigid); 10 when absent.
+    pub modes: Option<u32>,
     /// Stiffness-proportional damping `beta` (s): `C = beta K`.
     #[serde(default)]
     pub damping: f64,
+    /// A full body's particles inside this shape are pinned where they start.
+    pub pin: Option<ShapeSpec>,
     /// Edge of the lattice cubes the tetrahedral mesh is cut from (m); the grid's cell size or
     /// a quarter of the shape's smallest extent, whichever is smaller, when absent.
     pub spacing: Option<f64>,
@@ -568,9 +572,21 @@ pub struct Deformable {
 fn default_poisson() -> f64 {
     0.3
 }
-fn default_modes() -> u32 {
-    10
+/// `deformable.method`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeformableMethod {
+    /// A reduced body: a rigid frame carrying the lowest vibration modes of a linear
+    /// finite-element model (Lu, Jin, Fedkiw).
+    #[default]
+    Modal,
+    /// Every vertex of the tetrahedral mesh a particle, moved by hyperelastic finite elements
+    /// (Shinar ch. 2–3).
+    Fem,
 }
+
+/// Vibration modes a modal body keeps when `deformable.modes` is absent.
+pub const DEFAULT_MODES: u32 = 10;
 
 fn default_restitution() -> f64 {
     0.2

@@ -119,6 +119,10 @@ impl BodySetup {
 pub struct ReducedSetup {
     /// The body's key in the scene (`body[n]`), where errors found when it is built point.
     pub key: String,
+    /// Modal, or simulated in full (one part, no joints or actuation).
+    pub method: DeformableMethod,
+    /// A full body's particles inside this shape (where the body starts) are pinned.
+    pub pin: Option<Shape>,
     /// The sub-bodies.
     pub parts: Vec<PartSetup>,
     /// Joints `(p, c, x)`: world point `x` of part `p` held on part `c`.
@@ -151,6 +155,8 @@ pub struct ModelSetup {
     /// the body's surface; `None` for a tetrahedral mesh file, whose boundary is its surface.
     pub surface: Option<TriMesh>,
     pub material: ElasticMaterial,
+    /// Modal (the world runs the modal analysis) or simulated in full.
+    pub method: DeformableMethod,
     /// Modes kept, and the stiffness-proportional damping (s).
     pub modes: usize,
     pub damping: Real,
@@ -183,7 +189,20 @@ fn reduced_setup(
     cx.check(body.kind == BodyKind::Dynamic, &key, || "only a dynamic body can be deformable".into())?;
     cx.positive(d.young, &format!("{key}.young"), "Young's modulus in Pa")?;
     cx.check((0.0..0.5).contains(&d.poisson), &format!("{key}.poisson"), || format!("expected a Poisson's ratio in [0, 0.5), got {}", d.poisson))?;
-    cx.check(d.modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {}", d.modes))?;
+    let modes = d.modes.unwrap_or(DEFAULT_MODES);
+    cx.check(modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {modes}"))?;
+    let pin = match d.method {
+        DeformableMethod::Modal => {
+            cx.check(d.pin.is_none(), &format!("{key}.pin"), || "only a body simulated in full (method = \"fem\") has pinned particles".into())?;
+            None
+        }
+        DeformableMethod::Fem => {
+            cx.check(d.modes.is_none(), &format!("{key}.modes"), || "a body simulated in full (method = \"fem\") has no modes: remove modes, or use method = \"modal\"".into())?;
+            cx.check(creature.parts.len() == 1, &format!("{body_key}.shape"), || "a jellyfish is a modal body with joints; a body simulated in full is one piece".into())?;
+            cx.check(body.actuation.is_none(), &format!("{body_key}.actuation"), || "only a modal deformable body is actuated".into())?;
+            d.pin.as_ref().map(|spec| resolve_shape(spec, &format!("{key}.pin"), cx)).transpose()?
+        }
+    };
     cx.check(d.damping.is_finite() && d.damping >= 0.0, &format!("{key}.damping"), || format!("expected a damping >= 0 s, got {}", d.damping))?;
     cx.within(d.young, 1.0, 1e12, &format!("{key}.young"), "Young's modulus in Pa")?;
     if let Some(s) = d.spacing {
@@ -220,11 +239,17 @@ fn reduced_setup(
                         mesh.vertices.iter_mut().for_each(|v| *v = turn * (*v * *scale) - centroid);
                         (mesh, None)
                     }
+                    // A box simulated in full is cut into cubes: exactly the box, with no thin
+                    // elements at its faces to shorten the explicit elastic step.
+                    ShapeSpec::Box { .. } if d.method == DeformableMethod::Fem => {
+                        let cells = [0, 1, 2].map(|a| ((hi[a] - lo[a]) / spacing).round().max(1.0) as usize);
+                        (TetMesh::box_grid(&lo, &hi, cells), None)
+                    }
                     _ => (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing), Some(local.surface_mesh())),
                 };
                 mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
                 let material = ElasticMaterial { young: d.young, poisson: d.poisson, density };
-                models.setups.push(ModelSetup { mesh, surface, material, modes: d.modes as usize, damping: d.damping, key: key.clone() });
+                models.setups.push(ModelSetup { mesh, surface, material, method: d.method, modes: modes as usize, damping: d.damping, key: key.clone() });
                 models.index.insert(cache_key, models.setups.len() - 1);
                 models.setups.len() - 1
             }
@@ -263,7 +288,7 @@ fn reduced_setup(
             (actuators, profile)
         }
     };
-    Ok(ReducedSetup { key: body_key.to_string(), parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
+    Ok(ReducedSetup { key: body_key.to_string(), method: d.method, pin, parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
 }
 
 /// A viscoelastic liquid's or phase's `[.elastic]` table at `key`.

@@ -1,6 +1,6 @@
 //! Solids: the static geometry of a scene (domain walls and obstacles) as the grid sees it,
-//! rigid bodies, reduced deformable bodies, their collisions and contact, and mass-spring
-//! sheets.
+//! rigid bodies, reduced deformable bodies, deformable bodies simulated in full, their
+//! collisions and contact, and mass-spring sheets.
 //!
 //! Every kind of moving solid implements three interfaces: [`CoupledSolid`] (what the
 //! monolithic solve with a fluid needs), [`contact::ContactBody`] (what collisions and contact
@@ -10,6 +10,7 @@
 
 pub mod contact;
 mod coupled;
+pub mod deformable;
 pub mod mass_spring;
 pub mod reduced;
 pub mod rigid;
@@ -21,6 +22,7 @@ pub use static_solids::{Boundary, StaticSolids};
 use crate::geometry::TriMesh;
 use crate::math::{Quat, Real, Vec3};
 use contact::{ContactBody, StaticGeometry};
+use deformable::DeformableBody;
 use reduced::articulated::Articulated;
 use rigid::RigidBody;
 use std::marker::PhantomData;
@@ -40,8 +42,10 @@ pub struct PartState {
     /// Linear momentum (kg m/s; zero for static and kinematic bodies, whose motion is
     /// prescribed).
     pub momentum: Vec3,
-    /// Energy in the part's vibration modes (J), for deformable parts.
+    /// Energy in the part's vibration modes (J), for reduced deformable parts.
     pub modal_energy: Option<Real>,
+    /// Energy stored in the part's elements (J), for deformable bodies simulated in full.
+    pub elastic_energy: Option<Real>,
 }
 
 /// What the pipeline, the outputs and checkpoints need from a kind of solid, beside
@@ -72,6 +76,10 @@ pub trait Solid: CoupledSolid {
     fn after_contact(&mut self) {}
     /// A bound on the speed of the solid's points (m/s), for the CFL condition.
     fn max_point_speed(&self) -> Real;
+    /// The longest substep the solid's own forces allow (s; explicit elastic forces need one).
+    fn max_time_step(&self) -> Real {
+        Real::INFINITY
+    }
     /// A non-finite value or a speed above `max_speed` is a blow-up.
     fn check(&self, max_speed: Real) -> Result<(), String>;
     /// The surface in world space with the material's velocity at each vertex.
@@ -189,6 +197,8 @@ pub struct Solids {
     pub rigid: SolidSet<RigidBody>,
     /// Reduced deformable bodies, each on its own or articulated with others.
     pub reduced: SolidSet<Articulated>,
+    /// Deformable bodies simulated in full.
+    pub deformable: SolidSet<DeformableBody>,
     /// The static world the solids collide with: closed domain sides and obstacles.
     pub statics: StaticGeometry,
 }
@@ -196,17 +206,18 @@ pub struct Solids {
 impl Solids {
     /// No moving solids, colliding with `statics`.
     pub fn new(statics: StaticGeometry) -> Self {
-        Solids { rigid: SolidSet::default(), reduced: SolidSet::default(), statics }
+        Solids { rigid: SolidSet::default(), reduced: SolidSet::default(), deformable: SolidSet::default(), statics }
     }
 
-    /// Every solid, rigid bodies first.
+    /// Every solid: rigid bodies, reduced bodies, then deformable ones.
     pub fn iter(&self) -> impl Iterator<Item = &dyn Solid> {
-        self.rigid.iter().map(|b| b as &dyn Solid).chain(self.reduced.iter().map(|b| b as &dyn Solid))
+        let reduced = self.reduced.iter().map(|b| b as &dyn Solid);
+        self.rigid.iter().map(|b| b as &dyn Solid).chain(reduced).chain(self.deformable.iter().map(|b| b as &dyn Solid))
     }
 
     /// Every solid, mutably, in the order of [`Solids::iter`].
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut dyn Solid> {
-        all_mut(&mut self.rigid, &mut self.reduced)
+        all_mut(&mut self.rigid, &mut self.reduced, &mut self.deformable)
     }
 
     /// Whether there is no moving solid.
@@ -229,14 +240,19 @@ impl Solids {
     pub fn contact_parts(&mut self) -> (Vec<&mut dyn ContactBody>, Vec<usize>, &StaticGeometry) {
         let mut parts = Vec::new();
         let mut groups = Vec::new();
-        let Solids { rigid, reduced, statics } = self;
-        for (group, solid) in all_mut(rigid, reduced).enumerate() {
+        let Solids { rigid, reduced, deformable, statics } = self;
+        for (group, solid) in all_mut(rigid, reduced, deformable).enumerate() {
             for part in solid.contact_parts() {
                 parts.push(part);
                 groups.push(group);
             }
         }
         (parts, groups, statics)
+    }
+
+    /// The longest substep every solid's own forces allow (s).
+    pub fn max_time_step(&self) -> Real {
+        self.iter().map(|s| s.max_time_step()).fold(Real::INFINITY, Real::min)
     }
 
     /// The fastest point of any solid (m/s).
@@ -281,10 +297,15 @@ pub fn body_holding(bodies: &[&dyn CoupledSolid], spheres: &[(Vec3, Real)], x: &
         .find(|(_, d)| *d < 0.0)
 }
 
-/// Every solid of the sets, mutably, rigid bodies first (apart from [`Solids`] so that the
-/// static geometry can be borrowed beside it).
-fn all_mut<'a>(rigid: &'a mut SolidSet<RigidBody>, reduced: &'a mut SolidSet<Articulated>) -> impl Iterator<Item = &'a mut dyn Solid> {
-    rigid.iter_mut().map(|b| b as &mut dyn Solid).chain(reduced.iter_mut().map(|b| b as &mut dyn Solid))
+/// Every solid of the sets, mutably, in the order of [`Solids::iter`] (apart from [`Solids`]
+/// so that the static geometry can be borrowed beside it).
+fn all_mut<'a>(
+    rigid: &'a mut SolidSet<RigidBody>,
+    reduced: &'a mut SolidSet<Articulated>,
+    deformable: &'a mut SolidSet<DeformableBody>,
+) -> impl Iterator<Item = &'a mut dyn Solid> {
+    let reduced = reduced.iter_mut().map(|b| b as &mut dyn Solid);
+    rigid.iter_mut().map(|b| b as &mut dyn Solid).chain(reduced).chain(deformable.iter_mut().map(|b| b as &mut dyn Solid))
 }
 
 /// Encodes a solid's checkpoint state (postcard: compact, exact for floats).

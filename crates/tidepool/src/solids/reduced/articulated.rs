@@ -916,6 +916,7 @@ impl crate::solids::Solid for Articulated {
                     angular_velocity: b.angular_velocity(),
                     momentum: b.model.mass * b.velocity,
                     modal_energy: Some(b.modal_energy()),
+                    elastic_energy: None,
                 };
                 (state, b as &dyn CoupledSolid)
             })

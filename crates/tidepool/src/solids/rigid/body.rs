@@ -465,6 +465,7 @@ impl crate::solids::Solid for RigidBody {
             angular_velocity: self.angular_velocity(),
             momentum: if self.is_dynamic() { self.mass * self.velocity } else { Vec3::zeros() },
             modal_energy: None,
+            elastic_energy: None,
         };
         vec![(state, self as &dyn CoupledSolid)]
     }

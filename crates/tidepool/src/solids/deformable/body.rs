@@ -1,0 +1,627 @@
+//! A deformable body simulated in full: every vertex of its tetrahedral mesh is a particle
+//! with a lumped mass, moved by the hyperelastic forces of [`super::elastic`], gravity,
+//! collisions, contact and the liquid.
+//!
+//! Time integration is the semi-implicit Newmark scheme of Bridson, Marino and Fedkiw (2003)
+//! that Shinar builds on (sec. 2.3.3), in the order the pipeline's solid phases already follow:
+//! elastic forces explicit in the positions, damping implicit in the velocities (a
+//! conjugate-gradient solve of `(M - h D) v = M v_0 + h (f + M g)`, `D` the damping's
+//! symmetric negative semi-definite matrix):
+//!
+//! 1. `v~^{n+1/2} = v^n + dt/2 a(x^n, v~^{n+1/2})` — the first prediction (the pipeline's half
+//!    step before collisions, contact and the coupled solve);
+//! 2. `x^{n+1} = x^n + dt v~^{n+1/2}`;
+//! 3. from the time-n velocities after collisions `v~^n`: `v^{n+1/2} = v~^n + dt/2 a` with the
+//!    elastic forces' mean at `x^n` and `x^{n+1}` (the trapezoidal rule) and the damping implicit
+//!    at `x^{n+1}`, then `v^{n+1} = 2 v^{n+1/2} - v~^n` (Shinar's steps 4 and 5: backward
+//!    Euler, then extrapolation, which keeps the trapezoidal rule's accuracy without its loss of
+//!    precision under stiff damping). Shinar evaluates the elastic forces at the midpoint
+//!    instead, to make binding springs fully implicit; with the forces at the ends, the
+//!    scheme without damping is velocity Verlet: symplectic, so energy oscillates without
+//!    drift, and it keeps linear and angular momentum exactly.
+//!
+//! The elastic forces being explicit, a substep must not let the fastest elastic wave cross
+//! an element: [`Solid::max_time_step`].
+//!
+//! Impulses act on the particles through the body's surface: an impulse at a point is spread
+//! over the vertices of the nearest surface triangle with that point's barycentric weights
+//! (`W^T`), and the velocity there is the same weights' mean (`W`), so the body's response to
+//! impulses is `W M^-1 W^T` (Shinar eq. 2.4: a point's effective inverse mass is `sum w_i^2 /
+//! m_i`), symmetric and positive semi-definite. Pinned particles do not move.
+
+use super::elastic::{Corotated, Elements};
+use crate::geometry::{MeshDistance, TetMesh, TriMesh};
+use crate::math::{Mat3, Quat, Real, Vec3};
+use crate::solids::contact::{ContactBody, Distance};
+use crate::solids::reduced::fem::{self, ElasticMaterial};
+use crate::solids::rigid::Material;
+use crate::solids::{CoupledSolid, PartState, Solid};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tidepool_linalg::{pcg, CsrMatrix, LinearOperator, PcgParams, Preconditioner, SparseCholesky};
+
+/// A fraction of the time an elastic pressure wave takes to cross the thinnest element: the
+/// longest substep the explicit elastic forces allow.
+const ELASTIC_CFL: Real = 0.5;
+/// Relative residual of the damped velocity solve.
+const DAMPING_TOLERANCE: Real = 1e-10;
+
+/// What copies of one deformable body share: the rest mesh, its elements and material, and
+/// the particles' masses.
+#[derive(Debug)]
+pub struct DeformableModel {
+    /// The rest mesh.
+    pub mesh: TetMesh,
+    /// The elements' rest shapes.
+    pub elements: Elements,
+    /// The material.
+    pub material: Corotated,
+    /// Its linear elastic constants and density (the material at small strains).
+    pub elastic: ElasticMaterial,
+    /// Lumped mass of each particle: a quarter of each adjacent tetrahedron's (kg).
+    pub masses: Vec<Real>,
+    /// The particles on the boundary, and the boundary's triangles numbered by their places
+    /// in that list.
+    pub surface_particles: Vec<u32>,
+    pub surface_triangles: Vec<[u32; 3]>,
+    /// Total mass (kg).
+    pub mass: Real,
+    /// The shortest altitude of an element at rest (m).
+    altitude: Real,
+}
+
+impl DeformableModel {
+    /// The model of `mesh` (checked) of a material of Young's modulus `young` (Pa), Poisson's
+    /// ratio `poisson`, damping `beta` (s) and density `density` (kg/m^3).
+    pub fn new(mesh: TetMesh, young: Real, poisson: Real, beta: Real, density: Real) -> Result<Self, String> {
+        mesh.check()?;
+        let elements = Elements::new(&mesh);
+        let mut masses = vec![0.0; mesh.vertices.len()];
+        for (tet, volume) in elements.tets.iter().zip(&elements.rest_volume) {
+            for v in tet {
+                masses[*v as usize] += 0.25 * density * volume;
+            }
+        }
+        let (surface_particles, surface_triangles) = mesh.boundary_surface();
+        let altitude = elements.shortest_altitude(&mesh.vertices);
+        let elastic = ElasticMaterial { young, poisson, density };
+        Ok(DeformableModel {
+            mass: masses.iter().sum(),
+            elements,
+            material: Corotated::new(young, poisson, beta),
+            elastic,
+            masses,
+            surface_particles,
+            surface_triangles,
+            altitude,
+            mesh,
+        })
+    }
+
+    /// The longest stable substep (s).
+    pub fn max_time_step(&self) -> Real {
+        ELASTIC_CFL * self.altitude / self.material.wave_speed(self.elastic.density)
+    }
+}
+
+/// A point of the body's surface: the particles of its triangle and its barycentric weights.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct SurfacePoint {
+    particles: [u32; 3],
+    weights: [Real; 3],
+}
+
+/// The body's surface where it is now, for distances and the surface points of world points.
+struct Deformed {
+    distance: MeshDistance,
+    /// Surface points found so far, by their world points' bits.
+    found: Mutex<HashMap<[u64; 3], SurfacePoint>>,
+}
+
+/// The surface where the body is now, built on first use after it moves.
+#[derive(Default)]
+struct SurfaceCache(Mutex<Option<Arc<Deformed>>>);
+
+impl Clone for SurfaceCache {
+    fn clone(&self) -> Self {
+        SurfaceCache::default()
+    }
+}
+
+impl std::fmt::Debug for SurfaceCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SurfaceCache")
+    }
+}
+
+/// A deformable body in the world.
+#[derive(Clone, Debug)]
+pub struct DeformableBody {
+    /// Name in outputs.
+    pub name: String,
+    /// The shared rest state.
+    pub model: Arc<DeformableModel>,
+    /// Particle positions (m) and velocities (m/s).
+    pub positions: Vec<Vec3>,
+    pub velocities: Vec<Vec3>,
+    /// Particles held where they are.
+    pub pinned: Vec<bool>,
+    /// Restitution and friction.
+    pub material: Material,
+    /// The elastic forces and deformation gradients at the current positions, once computed.
+    forces: Option<(Vec<Vec3>, Vec<Mat3>)>,
+    /// The elastic forces before the last move, until the next prediction takes their mean
+    /// with those after it.
+    start: Option<Vec<Vec3>>,
+    surface: SurfaceCache,
+}
+
+/// `M - h D` over the particles, the identity on pinned ones.
+struct DampedMass<'a> {
+    body: &'a DeformableBody,
+    gradients: &'a [Mat3],
+    h: Real,
+}
+
+impl LinearOperator for DampedMass<'_> {
+    fn len(&self) -> usize {
+        3 * self.body.positions.len()
+    }
+
+    fn apply(&self, x: &[f64], y: &mut [f64]) {
+        let b = self.body;
+        let v: Vec<Vec3> = (0..b.positions.len()).map(|i| if b.pinned[i] { Vec3::zeros() } else { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) }).collect();
+        let mut damping = vec![Vec3::zeros(); v.len()];
+        b.model.elements.damping_forces(&b.model.material, self.gradients, &v, &mut damping);
+        for i in 0..v.len() {
+            let out = if b.pinned[i] { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) } else { b.model.masses[i] * v[i] - self.h * damping[i] };
+            y[3 * i..3 * i + 3].copy_from_slice(out.as_slice());
+        }
+    }
+}
+
+/// The stiffness `K = -df/dx` at the body's positions, on the particles that are not pinned
+/// (the identity on pinned ones): products by central differences of the elastic forces.
+struct Stiffness<'a> {
+    body: &'a DeformableBody,
+    /// The length of the differences' steps (m).
+    step: Real,
+}
+
+impl LinearOperator for Stiffness<'_> {
+    fn len(&self) -> usize {
+        3 * self.body.positions.len()
+    }
+
+    fn apply(&self, u: &[f64], y: &mut [f64]) {
+        let b = self.body;
+        let norm = u.iter().map(|v| v * v).sum::<Real>().sqrt();
+        y.fill(0.0);
+        if norm == 0.0 {
+            return;
+        }
+        let e = self.step / norm;
+        let forces = |sign: Real| {
+            let x: Vec<Vec3> = b.positions.iter().enumerate().map(|(i, x)| if b.pinned[i] { *x } else { x + sign * e * Vec3::from_column_slice(&u[3 * i..3 * i + 3]) }).collect();
+            let mut f = vec![Vec3::zeros(); x.len()];
+            b.model.elements.elastic_forces(&b.model.material, &x, &mut f);
+            f
+        };
+        let (plus, minus) = (forces(1.0), forces(-1.0));
+        for i in 0..b.positions.len() {
+            let out = if b.pinned[i] { Vec3::from_column_slice(&u[3 * i..3 * i + 3]) } else { (minus[i] - plus[i]) / (2.0 * e) };
+            y[3 * i..3 * i + 3].copy_from_slice(out.as_slice());
+        }
+    }
+}
+
+/// `z = K^-1 r` with a factored matrix.
+struct Factored(SparseCholesky);
+
+impl Preconditioner for Factored {
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        let mut column = [r.to_vec()];
+        self.0.solve(&mut column);
+        z.copy_from_slice(&column[0]);
+    }
+}
+
+/// `z = D^-1 r` with `D` the mass plus the damping's diagonal scale per particle.
+struct Diagonal(Vec<Real>);
+
+impl Preconditioner for Diagonal {
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        for ((z, r), d) in z.chunks_mut(3).zip(r.chunks(3)).zip(&self.0) {
+            for a in 0..3 {
+                z[a] = r[a] / d;
+            }
+        }
+    }
+}
+
+impl DeformableBody {
+    /// A body of `model` with its particles at `positions` (the rest mesh moved, turned or
+    /// deformed), at rest.
+    pub fn new(name: &str, model: Arc<DeformableModel>, positions: Vec<Vec3>, material: Material) -> Self {
+        let n = positions.len();
+        DeformableBody {
+            name: name.to_string(),
+            model,
+            velocities: vec![Vec3::zeros(); n],
+            pinned: vec![false; n],
+            positions,
+            material,
+            forces: None,
+            start: None,
+            surface: SurfaceCache::default(),
+        }
+    }
+
+    /// The particles' masses, infinite for pinned ones: `1 / m` (0 for pinned).
+    fn inverse_mass(&self, i: usize) -> Real {
+        if self.pinned[i] {
+            0.0
+        } else {
+            1.0 / self.model.masses[i]
+        }
+    }
+
+    /// The elastic forces and deformation gradients at the current positions (computed once
+    /// between moves).
+    fn elastic_forces(&mut self) -> (Vec<Vec3>, Vec<Mat3>) {
+        if self.forces.is_none() {
+            let mut forces = vec![Vec3::zeros(); self.positions.len()];
+            let (gradients, _) = self.model.elements.elastic_forces(&self.model.material, &self.positions, &mut forces);
+            self.forces = Some((forces, gradients));
+        }
+        self.forces.clone().expect("just computed")
+    }
+
+    /// The velocities after `h` of gravity, the elastic forces `forces` and the damping with
+    /// the elements deformed by `gradients`, starting from `v0`: damping implicit.
+    fn advanced_velocities(&self, forces: &[Vec3], gradients: &[Mat3], v0: &[Vec3], h: Real, gravity: &Vec3) -> Vec<Vec3> {
+        let (model, n) = (&self.model, self.positions.len());
+        let momentum: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { Vec3::zeros() } else { model.masses[i] * (v0[i] + h * gravity) + h * forces[i] }).collect();
+        if model.material.beta == 0.0 {
+            return momentum.iter().zip(&model.masses).map(|(p, m)| p / *m).collect();
+        }
+        let operator = DampedMass { body: self, gradients, h };
+        let scale = model.elements.damping_diagonal(&model.material, n);
+        let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + h * scale[i] }).collect());
+        let b: Vec<Real> = momentum.iter().flat_map(|p| p.iter().copied()).collect();
+        let mut v: Vec<Real> = (0..n).flat_map(|i| if self.pinned[i] { [0.0; 3] } else { [v0[i].x, v0[i].y, v0[i].z] }).collect();
+        pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * n.max(10) });
+        v.chunks(3).map(Vec3::from_column_slice).collect()
+    }
+
+    /// One substep of `dt` without anything outside (Newmark's steps of the module's
+    /// documentation, no collisions).
+    pub fn step(&mut self, dt: Real, gravity: &Vec3) {
+        let start = self.velocities.clone();
+        self.predict_velocities(0.5 * dt, gravity, 0.0);
+        self.advance_positions(dt);
+        self.set_velocity_state(&start.iter().flat_map(|v| v.iter().copied()).collect::<Vec<_>>());
+        self.predict_velocities(dt, gravity, 0.0);
+    }
+
+    /// Moves the particles to the equilibrium of the elastic forces with gravity (pinned
+    /// particles held), at rest: Newton's method on `f(x) + M g = 0`, each step's stiffness
+    /// products `K u` by central differences of the elastic forces along `u` and solved by
+    /// conjugate gradients preconditioned by the factored stiffness at rest (exact for small
+    /// deformations). Returns the norm of the remaining force over the weight; a body with
+    /// no pinned particle has no equilibrium (an error).
+    pub fn settle(&mut self, gravity: &Vec3, newton_steps: usize) -> Result<Real, String> {
+        if !self.pinned.contains(&true) {
+            return Err(format!("deformable body `{}` has no pinned particle: it has no equilibrium to settle to", self.name));
+        }
+        let n = self.positions.len();
+        let weight = self.model.mass * gravity.norm();
+        let residual = |body: &DeformableBody, x: &[Vec3]| -> Vec<Vec3> {
+            let mut f = vec![Vec3::zeros(); n];
+            body.model.elements.elastic_forces(&body.model.material, x, &mut f);
+            (0..n).map(|i| if body.pinned[i] { Vec3::zeros() } else { f[i] + body.model.masses[i] * gravity }).collect()
+        };
+        let size = CoupledSolid::bounding_sphere(self).1;
+        let rest = self.rest_stiffness();
+        let mut remaining = Real::INFINITY;
+        for _ in 0..newton_steps {
+            let r = residual(self, &self.positions);
+            remaining = r.iter().map(|f| f.norm_squared()).sum::<Real>().sqrt() / weight;
+            if remaining < 1e-10 {
+                break;
+            }
+            let stiffness = Stiffness { body: self, step: 1e-7 * size };
+            let b: Vec<Real> = r.iter().flat_map(|f| f.iter().copied()).collect();
+            let mut u = vec![0.0; 3 * n];
+            pcg(&stiffness, &rest, &b, &mut u, PcgParams { tolerance: 1e-8, max_iterations: 20 * n });
+            for (x, du) in self.positions.iter_mut().zip(u.chunks(3)) {
+                *x += Vec3::from_column_slice(du);
+            }
+        }
+        self.velocities.fill(Vec3::zeros());
+        (self.forces, self.start) = (None, None);
+        self.surface = SurfaceCache::default();
+        Ok(remaining)
+    }
+
+    /// The linear stiffness at rest with the pinned particles' rows and columns replaced by
+    /// the identity, factored.
+    fn rest_stiffness(&self) -> Factored {
+        let k = fem::stiffness(&self.model.mesh, &self.model.elastic);
+        let pinned = |row: usize| self.pinned[row / 3];
+        let mut triplets: Vec<(u32, u32, Real)> = (0..k.n)
+            .flat_map(|i| (k.start[i]..k.start[i + 1]).map(move |e| (i, e)))
+            .filter(|&(i, e)| !pinned(i) && !pinned(k.columns[e] as usize))
+            .map(|(i, e)| (i as u32, k.columns[e], k.values[e]))
+            .collect();
+        triplets.extend((0..k.n).filter(|&i| pinned(i)).map(|i| (i as u32, i as u32, 1.0)));
+        Factored(SparseCholesky::new(&CsrMatrix::from_triplets(k.n, triplets)).expect("a pinned body's rest stiffness is positive definite"))
+    }
+
+    /// Energy stored in the elements (J).
+    pub fn elastic_energy(&self) -> Real {
+        self.model.elements.elastic_forces(&self.model.material, &self.positions, &mut vec![Vec3::zeros(); self.positions.len()]).1
+    }
+
+    /// Kinetic energy of the particles (J).
+    pub fn kinetic_energy(&self) -> Real {
+        self.velocities.iter().zip(&self.model.masses).map(|(v, m)| 0.5 * m * v.norm_squared()).sum()
+    }
+
+    /// Centre of mass (m), linear momentum (kg m/s) and angular momentum about the centre of
+    /// mass (kg m^2/s).
+    pub fn momenta(&self) -> (Vec3, Vec3, Vec3) {
+        let masses = &self.model.masses;
+        let centre = self.positions.iter().zip(masses).map(|(x, m)| *m * x).sum::<Vec3>() / self.model.mass;
+        let linear = self.velocities.iter().zip(masses).map(|(v, m)| *m * v).sum();
+        let angular = self.positions.iter().zip(&self.velocities).zip(masses).map(|((x, v), m)| *m * (x - centre).cross(v)).sum();
+        (centre, linear, angular)
+    }
+
+    /// The body's surface where it is now.
+    fn deformed(&self) -> Arc<Deformed> {
+        let mut cache = self.surface.0.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(cache.get_or_insert_with(|| Arc::new(Deformed { distance: self.surface_distance(&self.positions), found: Mutex::default() })))
+    }
+
+    /// The distance to the surface with the particles at `x`.
+    fn surface_distance(&self, x: &[Vec3]) -> MeshDistance {
+        let mesh = self.surface_mesh(x);
+        MeshDistance::new(&mesh).or_else(|_| MeshDistance::unsigned(&mesh)).expect("a checked tetrahedral mesh has a boundary")
+    }
+
+    /// The boundary with the particles at `x`.
+    fn surface_mesh(&self, x: &[Vec3]) -> TriMesh {
+        TriMesh { vertices: self.model.surface_particles.iter().map(|&i| x[i as usize]).collect(), triangles: self.model.surface_triangles.clone() }
+    }
+
+    /// The surface point nearest `x`.
+    fn surface_point(&self, x: &Vec3) -> SurfacePoint {
+        let deformed = self.deformed();
+        let key = [x.x.to_bits(), x.y.to_bits(), x.z.to_bits()];
+        if let Some(p) = deformed.found.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return *p;
+        }
+        let (_, triangle, weights) = deformed.distance.nearest(x);
+        let particles = self.model.surface_triangles[triangle].map(|v| self.model.surface_particles[v as usize]);
+        let p = SurfacePoint { particles, weights };
+        deformed.found.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p);
+        p
+    }
+
+    /// The velocity of surface point `p`.
+    fn velocity_of(&self, p: &SurfacePoint) -> Vec3 {
+        p.particles.iter().zip(p.weights).map(|(i, w)| w * self.velocities[*i as usize]).sum()
+    }
+
+    /// Applies impulse `j` at surface point `p` (spread with its weights).
+    fn push(&mut self, p: &SurfacePoint, j: &Vec3) {
+        for (i, w) in p.particles.iter().zip(p.weights) {
+            let i = *i as usize;
+            let dv = w * self.inverse_mass(i) * j;
+            self.velocities[i] += dv;
+        }
+    }
+
+    /// The particles moved on over `dt` with their velocities plus `kick` (pinned ones stay).
+    fn moved(&self, dt: Real, kick: &Vec3) -> Vec<Vec3> {
+        (0..self.positions.len()).map(|i| if self.pinned[i] { self.positions[i] } else { self.positions[i] + dt * (self.velocities[i] + kick) }).collect()
+    }
+}
+
+impl CoupledSolid for DeformableBody {
+    fn signed_distance(&self, x: &Vec3) -> Real {
+        self.deformed().distance.signed_distance(x)
+    }
+
+    fn bounding_sphere(&self) -> (Vec3, Real) {
+        let n = self.positions.len() as Real;
+        let centre = self.positions.iter().sum::<Vec3>() / n;
+        (centre, self.positions.iter().map(|x| (x - centre).norm()).fold(0.0, Real::max))
+    }
+
+    fn volume(&self) -> Real {
+        self.model.elements.rest_volume.iter().sum()
+    }
+
+    fn velocity_at(&self, x: &Vec3) -> Vec3 {
+        self.velocity_of(&self.surface_point(x))
+    }
+
+    /// `W M^-1 W^T`: the impulses spread over their triangles' particles, the particles'
+    /// velocity changes interpolated back.
+    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
+        let surface: Vec<SurfacePoint> = points.iter().map(|x| self.surface_point(x)).collect();
+        let mut dv: HashMap<u32, Vec3> = HashMap::new();
+        for (p, j) in surface.iter().zip(impulses) {
+            for (i, w) in p.particles.iter().zip(p.weights) {
+                *dv.entry(*i).or_insert_with(Vec3::zeros) += w * self.inverse_mass(*i as usize) * j;
+            }
+        }
+        for (change, p) in changes.iter_mut().zip(&surface) {
+            *change = p.particles.iter().zip(p.weights).map(|(i, w)| w * dv[i]).sum();
+        }
+    }
+
+    /// Three per particle that is not pinned.
+    fn degrees_of_freedom(&self) -> usize {
+        3 * self.pinned.iter().filter(|p| !**p).count()
+    }
+
+    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
+        for (x, j) in points.iter().zip(impulses) {
+            let p = self.surface_point(x);
+            self.push(&p, j);
+        }
+    }
+}
+
+impl ContactBody for DeformableBody {
+    fn is_dynamic(&self) -> bool {
+        true
+    }
+
+    fn material(&self) -> Material {
+        self.material
+    }
+
+    fn bounding_sphere(&self) -> (Vec3, Real) {
+        CoupledSolid::bounding_sphere(self)
+    }
+
+    fn speed_bound(&self) -> Real {
+        self.max_point_speed()
+    }
+
+    /// The surface particles, moved straight on with their velocities.
+    fn samples(&self, dt: Real, kick: &Vec3) -> Vec<(Vec3, Vec3)> {
+        let moved = self.moved(dt, kick);
+        self.model.surface_particles.iter().map(|&i| (self.positions[i as usize], moved[i as usize])).collect()
+    }
+
+    fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
+        let distance = self.surface_distance(&self.moved(dt, kick));
+        Box::new(move |x| distance.signed_distance(x))
+    }
+
+    fn point_velocity(&self, x: &Vec3) -> Vec3 {
+        self.velocity_at(x)
+    }
+
+    /// `sum_i w_i^2 / m_i` times the identity (Shinar eq. 2.4).
+    fn impulse_factor(&self, x: &Vec3) -> Mat3 {
+        let p = self.surface_point(x);
+        Mat3::identity() * p.particles.iter().zip(p.weights).map(|(i, w)| w * w * self.inverse_mass(*i as usize)).sum::<Real>()
+    }
+
+    fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
+        let p = self.surface_point(x);
+        self.push(&p, j);
+    }
+}
+
+/// A deformable body's state in a checkpoint.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct DeformableState {
+    positions: Vec<Vec3>,
+    velocities: Vec<Vec3>,
+}
+
+impl Solid for DeformableBody {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Steps 1 and 3 of the module's scheme: right after a move, the half step of backward
+    /// Euler with the elastic forces' mean over the move, extrapolated to the whole step;
+    /// otherwise backward Euler over `h`.
+    fn predict_velocities(&mut self, h: Real, gravity: &Vec3, _time: Real) {
+        let (forces, gradients) = self.elastic_forces();
+        self.velocities = match self.start.take() {
+            Some(before) => {
+                let mean: Vec<Vec3> = before.iter().zip(&forces).map(|(a, b)| 0.5 * (a + b)).collect();
+                let half = self.advanced_velocities(&mean, &gradients, &self.velocities, 0.5 * h, gravity);
+                half.iter().zip(&self.velocities).map(|(half, v0)| 2.0 * half - v0).collect()
+            }
+            None => self.advanced_velocities(&forces, &gradients, &self.velocities, h, gravity),
+        };
+    }
+
+    fn advance_positions(&mut self, dt: Real) {
+        let (before, _) = self.elastic_forces();
+        self.positions = self.moved(dt, &Vec3::zeros());
+        self.start = Some(before);
+        self.forces = None;
+        self.surface = SurfaceCache::default();
+    }
+
+    fn velocity_state(&self) -> Vec<Real> {
+        self.velocities.iter().flat_map(|v| v.iter().copied()).collect()
+    }
+
+    fn set_velocity_state(&mut self, state: &[Real]) {
+        self.velocities = state.chunks(3).map(Vec3::from_column_slice).collect();
+    }
+
+    fn max_point_speed(&self) -> Real {
+        self.velocities.iter().map(|v| v.norm()).fold(0.0, Real::max)
+    }
+
+    fn max_time_step(&self) -> Real {
+        self.model.max_time_step()
+    }
+
+    fn check(&self, max_speed: Real) -> Result<(), String> {
+        if !self.positions.iter().chain(&self.velocities).all(|v| v.iter().all(|c| c.is_finite())) {
+            return Err(format!("deformable body `{}` has a non-finite position or velocity", self.name));
+        }
+        let speed = self.max_point_speed();
+        if speed > max_speed {
+            return Err(format!("deformable body `{}` reached {speed:.3} m/s, above simulation.max_speed = {max_speed} m/s", self.name));
+        }
+        Ok(())
+    }
+
+    fn surface(&self) -> (TriMesh, Vec<Vec3>) {
+        let velocities = self.model.surface_particles.iter().map(|&i| self.velocities[i as usize]).collect();
+        (self.surface_mesh(&self.positions), velocities)
+    }
+
+    /// One part: its centre of mass, momentum, the angular velocity of its angular momentum
+    /// about that centre, and the energy in its elements.
+    fn parts(&self) -> Vec<(PartState, &dyn CoupledSolid)> {
+        let (centre, linear, angular) = self.momenta();
+        let inertia: Mat3 =
+            self.positions.iter().zip(&self.model.masses).map(|(x, m)| *m * ((x - centre).norm_squared() * Mat3::identity() - (x - centre) * (x - centre).transpose())).sum();
+        let state = PartState {
+            name: self.name.clone(),
+            position: centre,
+            orientation: Quat::identity(),
+            velocity: linear / self.model.mass,
+            angular_velocity: inertia.try_inverse().map_or(Vec3::zeros(), |i| i * angular),
+            momentum: linear,
+            modal_energy: None,
+            elastic_energy: Some(self.elastic_energy()),
+        };
+        vec![(state, self as &dyn CoupledSolid)]
+    }
+
+    fn contact_parts(&mut self) -> Vec<&mut dyn ContactBody> {
+        vec![self as &mut dyn ContactBody]
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        crate::solids::encode_state(&DeformableState { positions: self.positions.clone(), velocities: self.velocities.clone() })
+    }
+
+    fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let s: DeformableState = crate::solids::decode_state(bytes)?;
+        if s.positions.len() != self.positions.len() || s.velocities.len() != self.velocities.len() {
+            return Err(format!("deformable body `{}`: the checkpoint has {} particles, the scene's body {}", self.name, s.positions.len(), self.positions.len()));
+        }
+        (self.positions, self.velocities) = (s.positions, s.velocities);
+        (self.forces, self.start) = (None, None);
+        self.surface = SurfaceCache::default();
+        Ok(())
+    }
+}
