@@ -65,7 +65,7 @@ fn check_lists_deformable_bodies_simulated_in_full() {
     let out = tidepool(&["check", scene.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    let needle = "body       rubber_1 (deformable in full: 144 particles, 0 pinned, 450 tetrahedra, stable step";
+    let needle = "body       rubber_1 (deformable in full: 245 particles, 0 pinned, 864 tetrahedra, stable step";
     assert!(text.contains(needle), "{needle}: {text}");
 }
 

@@ -119,13 +119,7 @@ pub struct StepReport {
 /// update projects again) and contact once more; the solids move over the whole step with
 /// them. The solids then start the velocity update from their time-n velocities after the
 /// collisions.
-fn advance_solid_positions(
-    solids: &mut Solids,
-    time: Real,
-    gravity: &Vec3,
-    dt: Real,
-    solve: impl Fn(&mut [&mut dyn CoupledSolid], Option<(TrialLiquid, &Contacts)>) -> TrialLiquid,
-) {
+fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: Real, solve: Option<&CoupledSolve>) {
     {
         let (mut parts, groups, statics) = solids.contact_parts();
         contact::collide(&mut parts, &groups, statics, dt, &(dt * gravity));
@@ -138,8 +132,8 @@ fn advance_solid_positions(
     for solid in solids.iter_mut() {
         solid.predict_velocities(0.5 * dt, gravity, time);
     }
-    // Only a solid that impulses move has a velocity to find.
-    if solids.iter().any(|s| s.is_dynamic()) {
+    // Only a solid that impulses move has a velocity to find, and only with a liquid.
+    if let Some(solve) = solve.filter(|_| solids.iter().any(|s| s.is_dynamic())) {
         let trial = solve(&mut solids.coupled_mut(), None);
         if let Some(contacts) = contact_all(solids, dt) {
             solve(&mut solids.coupled_mut(), Some((trial, &contacts)));
@@ -157,6 +151,11 @@ fn advance_solid_positions(
         solid.set_velocity_state(&velocities);
     }
 }
+
+/// The coupled solve of the solids' position update with a grid liquid, over half a step:
+/// without contacts, or again on a first solve's liquid with the solids held along their
+/// contacts.
+type CoupledSolve<'a> = dyn Fn(&mut [&mut dyn CoupledSolid], Option<(TrialLiquid, &Contacts)>) -> TrialLiquid + 'a;
 
 /// Contact (inelastic, with friction and shock propagation) on every pair of solid parts that
 /// touches at the positions their velocities lead to over `dt`, then the solids' internal
@@ -187,9 +186,13 @@ fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> 
 
 /// Advances `world` by `dt`. On a blow-up, returns what was found (the world is then unusable).
 pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
-    world.update_solid_distance();
+    let dry = matches!(&world.fluid, Fluid::LevelSet(f) if f.is_dry());
+    if !dry {
+        world.update_solid_distance();
+    }
     let World { settings, fluid, solids, tracers, clock } = world;
     let report = match fluid {
+        Fluid::LevelSet(_) if dry => dry_step(solids, settings, clock, dt),
         Fluid::LevelSet(f) => level_set_step(f, solids, settings, clock, dt)?,
         Fluid::Flip(f) => flip_step(f, solids, settings, clock, dt)?,
         Fluid::Surface(f) => {
@@ -205,6 +208,20 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
     Ok(report)
 }
 
+/// A substep without liquid (a level-set scene with none and no sources): the solids' phases
+/// alone — Newmark's position update with collisions and contact, the whole step's velocity
+/// prediction, and contact on it.
+fn dry_step(solids: &mut Solids, settings: &Settings, clock: &Clock, dt: Real) -> StepReport {
+    let start = Instant::now();
+    advance_solid_positions(solids, clock.time, &settings.gravity, dt, None);
+    for solid in solids.iter_mut() {
+        solid.predict_velocities(dt, &settings.gravity, clock.time);
+    }
+    contact_all(solids, dt);
+    let timings = PhaseTimings { bodies: start.elapsed().as_secs_f64(), ..PhaseTimings::default() };
+    StepReport { dt, impulse_on_liquid: Vec3::zeros(), fluid: FluidStep::LevelSet { viscosity: DiffusionReport::default(), projection: ProjectionReport::default(), timings } }
+}
+
 /// FLIP's substep: its phases with the solids' around the velocity solve, as for the
 /// level-set liquid (the bodies move to the end of the step between rasterization and the
 /// solve, so obstacle fractions and particle collisions see where they are then).
@@ -213,7 +230,7 @@ fn flip_step(f: &mut FlipLiquid, solids: &mut Solids, settings: &Settings, clock
     let mut sub = f.rasterize(clock.time, &solids.coupled());
     if !solids.is_empty() {
         let (liquid, sub) = (&*f, &sub);
-        advance_solid_positions(solids, clock.time, &gravity, dt, |coupled, after_contact| liquid.solve_for_bodies(sub, &gravity, 0.5 * dt, coupled, after_contact));
+        advance_solid_positions(solids, clock.time, &gravity, dt, Some(&|coupled, after_contact| liquid.solve_for_bodies(sub, &gravity, 0.5 * dt, coupled, after_contact)));
     }
     f.prepare(&mut sub, dt, settings, &solids.coupled());
     for solid in solids.iter_mut() {
@@ -250,7 +267,13 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     let gravity = settings.gravity;
     if !solids.is_empty() {
         let (liquid, statics) = (&f.liquid, &f.statics);
-        advance_solid_positions(solids, clock.time, &gravity, dt, |coupled, after_contact| liquid.solve_for_bodies(&grid, statics, &gravity, 0.5 * dt, coupled, after_contact));
+        advance_solid_positions(
+            solids,
+            clock.time,
+            &gravity,
+            dt,
+            Some(&|coupled, after_contact| liquid.solve_for_bodies(&grid, statics, &gravity, 0.5 * dt, coupled, after_contact)),
+        );
         lap(&mut timings.bodies);
     }
     f.liquid.advect_velocity(&grid, dt);

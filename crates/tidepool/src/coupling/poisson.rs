@@ -34,7 +34,7 @@ use tidepool_linalg::Stencil7;
 pub(crate) const THETA_MIN: Real = 0.01;
 
 /// What the pressure solve did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProjectionReport {
     /// Liquid cells (pressure unknowns).
     pub unknowns: usize,
@@ -46,6 +46,13 @@ pub struct ProjectionReport {
     pub converged: bool,
     /// Wall-clock seconds of the solve's parts.
     pub seconds: SolveSeconds,
+}
+
+impl Default for ProjectionReport {
+    /// No solve: nothing to converge.
+    fn default() -> Self {
+        ProjectionReport { unknowns: 0, iterations: 0, residual: 0.0, converged: true, seconds: SolveSeconds::default() }
+    }
 }
 
 /// Wall-clock seconds of a coupled solve's parts (for `tidepool bench`).

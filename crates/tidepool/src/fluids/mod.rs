@@ -34,6 +34,13 @@ pub struct LevelSetFluid {
     pub sources: Vec<LiquidSource>,
 }
 
+impl LevelSetFluid {
+    /// Whether there is no liquid and none can appear (no sources): only solids move.
+    pub fn is_dry(&self) -> bool {
+        self.sources.is_empty() && self.liquid.phases.is_none() && self.liquid.phi.as_slice().iter().all(|phi| *phi > 0.0)
+    }
+}
+
 /// The fluid of a world.
 #[derive(Clone, Debug)]
 pub enum Fluid {

@@ -176,8 +176,11 @@ impl TetMesh {
     }
 
     /// The box `[lo, hi]` divided into `cells` cubes (cuboids) per axis, each split into six
-    /// tetrahedra around its main diagonal (Kuhn's split, conforming between neighbours):
-    /// exactly the box, unlike a lattice cut by a distance.
+    /// tetrahedra around a main diagonal (Kuhn's split), mirrored from cube to cube (the
+    /// diagonal starts at the corner whose offsets along each axis are the cube's index
+    /// parities), so that neighbours conform and the mesh has the box's mirror symmetries
+    /// where the cube counts allow (one diagonal everywhere made a stack of soft boxes lean
+    /// along it): exactly the box, unlike a lattice cut by a distance.
     pub fn box_grid(lo: &Vec3, hi: &Vec3, cells: [usize; 3]) -> TetMesh {
         let [nx, ny, nz] = cells;
         let step = Vec3::new((hi.x - lo.x) / nx as Real, (hi.y - lo.y) / ny as Real, (hi.z - lo.z) / nz as Real);
@@ -194,11 +197,12 @@ impl TetMesh {
         for k in 0..nz {
             for j in 0..ny {
                 for i in 0..nx {
+                    let start = [i % 2, j % 2, k % 2];
                     for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
-                        let mut c = [i, j, k];
+                        let mut c = [i + start[0], j + start[1], k + start[2]];
                         let mut tet = [index(c[0], c[1], c[2]); 4];
                         for (s, axis) in order.into_iter().enumerate() {
-                            c[axis] += 1;
+                            c[axis] = if start[axis] == 1 { c[axis] - 1 } else { c[axis] + 1 };
                             tet[s + 1] = index(c[0], c[1], c[2]);
                         }
                         tets.push(tet);

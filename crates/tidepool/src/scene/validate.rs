@@ -240,9 +240,10 @@ fn reduced_setup(
                         (mesh, None)
                     }
                     // A box simulated in full is cut into cubes: exactly the box, with no thin
-                    // elements at its faces to shorten the explicit elastic step.
+                    // elements at its faces to shorten the explicit elastic step; an even
+                    // number along each side keeps the box's mirror symmetries.
                     ShapeSpec::Box { .. } if d.method == DeformableMethod::Fem => {
-                        let cells = [0, 1, 2].map(|a| ((hi[a] - lo[a]) / spacing).round().max(1.0) as usize);
+                        let cells = [0, 1, 2].map(|a| 2 * ((0.5 * (hi[a] - lo[a]) / spacing).round().max(1.0) as usize));
                         (TetMesh::box_grid(&lo, &hi, cells), None)
                     }
                     _ => (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing), Some(local.surface_mesh())),
