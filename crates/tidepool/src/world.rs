@@ -439,7 +439,7 @@ fn full_models(loaded: &LoadedScene) -> Result<Vec<Option<Arc<DeformableModel>>>
             if m.method != DeformableMethod::Fem {
                 return Ok(None);
             }
-            DeformableModel::new(m.mesh.clone(), m.material.young, m.material.poisson, m.damping, m.material.density)
+            DeformableModel::new(m.mesh.clone(), m.material.young, m.material.poisson, m.damping, m.material.density, m.surface.as_ref())
                 .map(|model| Some(Arc::new(model)))
                 .map_err(|e| loaded.error(&format!("{}.spacing", m.key), format!("the body's mesh ({} tetrahedra): {e}", m.mesh.tets.len())))
         })

@@ -18,7 +18,7 @@ const MATERIAL: Material = Material { restitution: 0.0, friction: 0.5 };
 /// of six tetrahedra, damped by `beta`, stretched by 10% along x and sheared, at rest.
 fn stretched_block(beta: Real) -> DeformableBody {
     let mesh = TetMesh::box_grid(&Vec3::new(-0.15, -0.05, -0.05), &Vec3::new(0.15, 0.05, 0.05), [6, 2, 2]);
-    let model = Arc::new(DeformableModel::new(mesh.clone(), 1e5, 0.3, beta, 1000.0).unwrap());
+    let model = Arc::new(DeformableModel::new(mesh.clone(), 1e5, 0.3, beta, 1000.0, None).unwrap());
     let positions = mesh.vertices.iter().map(|x| Vec3::new(1.1 * x.x + 0.2 * x.y, x.y, x.z)).collect();
     DeformableBody::new("block", model, positions, MATERIAL)
 }
@@ -108,7 +108,7 @@ fn damping_brings_the_body_to_rest() {
 fn cantilever(cells: usize) -> (Real, Real) {
     let (length, side, young, density, g) = (1.0, 0.1, 3e8, 1000.0, 9.81);
     let mesh = TetMesh::box_grid(&Vec3::new(0.0, -0.5 * side, -0.5 * side), &Vec3::new(length, 0.5 * side, 0.5 * side), [10 * cells, cells, cells]);
-    let model = Arc::new(DeformableModel::new(mesh.clone(), young, 0.0, 0.0, density).unwrap());
+    let model = Arc::new(DeformableModel::new(mesh.clone(), young, 0.0, 0.0, density, None).unwrap());
     let mut body = DeformableBody::new("beam", model, mesh.vertices.clone(), MATERIAL);
     body.pinned = mesh.vertices.iter().map(|x| x.x < 1e-9).collect();
     let remaining = body.settle(&Vec3::new(0.0, -g, 0.0), 8).unwrap();

@@ -1,6 +1,7 @@
 //! Triangle meshes, mesh files, implicit shapes and their signed distances.
 
 pub mod creatures;
+pub mod embedding;
 pub mod mesh_io;
 mod parry;
 pub mod sampled;

@@ -16,6 +16,14 @@ pub struct TetMesh {
     pub tets: Vec<[u32; 4]>,
 }
 
+/// The share of its lattice volume every tetrahedron of a BCC mesh keeps when the boundary is
+/// moved onto the surface ([`TetMesh::bcc`]): a tenth for modal bodies, whose step does not
+/// depend on their elements.
+pub const BCC_KEEP: Real = 0.1;
+/// The share kept for bodies whose elastic forces are explicit (their stable step is
+/// proportional to the thinnest tetrahedron's altitude).
+pub const BCC_KEEP_EXPLICIT: Real = 0.5;
+
 impl TetMesh {
     /// Signed volume of tetrahedron `t` (positive when positively oriented).
     pub fn tet_volume(&self, t: usize) -> Real {
@@ -37,12 +45,14 @@ impl TetMesh {
     /// at thin tips and edges, when they hold less than 1% of the volume (else the mesh is left
     /// in pieces, which [`TetMesh::check`] refuses). The boundary's vertices are then moved
     /// onto the surface (along the distance's gradient), each as far as keeps every
-    /// tetrahedron around it at least a tenth of its lattice volume, so the boundary follows the
-    /// shape instead of the lattice's staircase.
-    pub fn bcc(signed_distance: impl Fn(&Vec3) -> Real, lo: &Vec3, hi: &Vec3, spacing: Real) -> TetMesh {
+    /// tetrahedron around it at least `keep` of its lattice volume, so the boundary follows the
+    /// shape instead of the lattice's staircase: [`BCC_KEEP`] for modal bodies; a body whose
+    /// elastic forces are explicit keeps more ([`BCC_KEEP_EXPLICIT`]), since its step is set by
+    /// its thinnest tetrahedron.
+    pub fn bcc(signed_distance: impl Fn(&Vec3) -> Real, lo: &Vec3, hi: &Vec3, spacing: Real, keep: Real) -> TetMesh {
         let mut mesh = Self::bcc_lattice(&signed_distance, lo, hi, spacing);
         mesh.drop_fragments(0.01);
-        mesh.snap_boundary(&signed_distance, spacing);
+        mesh.snap_boundary(&signed_distance, spacing, keep);
         mesh
     }
 
@@ -113,11 +123,11 @@ impl TetMesh {
 
     /// Moves each boundary vertex towards the surface of `signed_distance` by `-d grad d`,
     /// the whole way or a half, a quarter, an eighth of it, or not at all: all vertices start
-    /// the whole way, and of every tetrahedron left with less than a tenth of its volume in the
+    /// the whole way, and of every tetrahedron left with less than `keep` of its volume in the
     /// lattice the vertex whose move lost it most volume (all of them, if equal) steps back to
     /// the next share, simultaneously, until none is left. The result does not depend on the
     /// vertices' order (symmetric lattices stay symmetric).
-    fn snap_boundary(&mut self, signed_distance: &impl Fn(&Vec3) -> Real, spacing: Real) {
+    fn snap_boundary(&mut self, signed_distance: &impl Fn(&Vec3) -> Real, spacing: Real, keep: Real) {
         const SHARES: [Real; 5] = [1.0, 0.5, 0.25, 0.125, 0.0];
         let (boundary, _) = self.boundary_surface();
         let step = 1e-3 * spacing;
@@ -142,7 +152,7 @@ impl TetMesh {
             }
             let mut back = vec![false; moves.len()];
             for (t, tet) in self.tets.iter().enumerate() {
-                if self.tet_volume(t) < 0.1 * lattice[t] {
+                if self.tet_volume(t) < keep * lattice[t] {
                     // Each moving vertex's share of the loss: the volume gained by putting it
                     // back on the lattice alone.
                     let corners = tet.map(|v| self.vertices[v as usize]);
@@ -534,7 +544,7 @@ mod tests {
         let ball = |x: &Vec3| x.norm() - 1.0;
         let exact = 4.0 / 3.0 * std::f64::consts::PI;
         for spacing in [0.4, 0.2, 0.1] {
-            let mesh = TetMesh::bcc(ball, &Vec3::repeat(-1.0), &Vec3::repeat(1.0), spacing);
+            let mesh = TetMesh::bcc(ball, &Vec3::repeat(-1.0), &Vec3::repeat(1.0), spacing, BCC_KEEP);
             mesh.check().unwrap();
             // A closed surface: every edge of the boundary is shared by two of its faces.
             let mut edges: HashMap<(u32, u32), i32> = HashMap::new();
@@ -564,10 +574,10 @@ mod tests {
         let needle = |x: &Vec3| (x.norm() - 1.0).min(Vec3::new(x.x.clamp(1.0, 2.0), 0.0, 0.0).metric_distance(x) - 0.06);
         let with_fragments = TetMesh::bcc_lattice(needle, &Vec3::repeat(-1.0), &Vec3::new(2.0, 1.0, 1.0), 0.2);
         assert!(with_fragments.pieces() > 1, "the lattice left no fragments to drop");
-        let mesh = TetMesh::bcc(needle, &Vec3::repeat(-1.0), &Vec3::new(2.0, 1.0, 1.0), 0.2);
+        let mesh = TetMesh::bcc(needle, &Vec3::repeat(-1.0), &Vec3::new(2.0, 1.0, 1.0), 0.2, BCC_KEEP);
         mesh.check().unwrap();
         let two = |x: &Vec3| ((x - Vec3::new(-1.5, 0.0, 0.0)).norm() - 1.0).min((x - Vec3::new(1.5, 0.0, 0.0)).norm() - 1.0);
-        let apart = TetMesh::bcc(two, &Vec3::new(-2.5, -1.0, -1.0), &Vec3::new(2.5, 1.0, 1.0), 0.2);
+        let apart = TetMesh::bcc(two, &Vec3::new(-2.5, -1.0, -1.0), &Vec3::new(2.5, 1.0, 1.0), 0.2, BCC_KEEP);
         assert_eq!(apart.pieces(), 2);
         assert!(apart.check().is_err());
     }

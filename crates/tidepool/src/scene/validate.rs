@@ -246,7 +246,10 @@ fn reduced_setup(
                         let cells = [0, 1, 2].map(|a| 2 * ((0.5 * (hi[a] - lo[a]) / spacing).round().max(1.0) as usize));
                         (TetMesh::box_grid(&lo, &hi, cells), None)
                     }
-                    _ => (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing), Some(local.surface_mesh())),
+                    _ => {
+                        let keep = if d.method == DeformableMethod::Fem { crate::geometry::tetmesh::BCC_KEEP_EXPLICIT } else { crate::geometry::tetmesh::BCC_KEEP };
+                        (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing, keep), Some(local.surface_mesh()))
+                    }
                 };
                 mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
                 let material = ElasticMaterial { young: d.young, poisson: d.poisson, density };

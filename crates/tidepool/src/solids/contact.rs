@@ -399,7 +399,7 @@ mod tests {
     #[test]
     fn soft_and_rigid_balls_collide_keeping_momentum() {
         let material = Material { restitution: 0.5, friction: 0.3 };
-        let mesh = TetMesh::bcc(|x| x.norm() - 0.1, &Vec3::repeat(-0.1), &Vec3::repeat(0.1), 0.025);
+        let mesh = TetMesh::bcc(|x| x.norm() - 0.1, &Vec3::repeat(-0.1), &Vec3::repeat(0.1), 0.025, crate::geometry::tetmesh::BCC_KEEP);
         let model = Arc::new(ReducedModel::new(&mesh, &ElasticMaterial { young: 1e5, poisson: 0.3, density: 800.0 }, 8, 0.001, false, None).unwrap());
         let mut soft = ReducedBody::new("soft", model, Vec3::new(-0.15, 0.03, 0.0));
         soft.material = material;
@@ -440,7 +440,7 @@ mod tests {
     #[test]
     fn two_soft_balls_collide_keeping_momentum() {
         let material = Material { restitution: 0.5, friction: 0.3 };
-        let mesh = TetMesh::bcc(|x| x.norm() - 0.1, &Vec3::repeat(-0.1), &Vec3::repeat(0.1), 0.025);
+        let mesh = TetMesh::bcc(|x| x.norm() - 0.1, &Vec3::repeat(-0.1), &Vec3::repeat(0.1), 0.025, crate::geometry::tetmesh::BCC_KEEP);
         let model = Arc::new(ReducedModel::new(&mesh, &ElasticMaterial { young: 1e5, poisson: 0.3, density: 800.0 }, 8, 0.001, false, None).unwrap());
         let mut balls = [Vec3::new(-0.15, 0.04, 0.0), Vec3::new(0.15, -0.02, 0.01)].map(|x| {
             let mut b = ReducedBody::new("ball", model.clone(), x);

@@ -27,9 +27,13 @@
 //! over the vertices of the nearest surface triangle with that point's barycentric weights
 //! (`W^T`), and the velocity there is the same weights' mean (`W`), so the body's response to
 //! impulses is `W M^-1 W^T` (Shinar eq. 2.4: a point's effective inverse mass is `sum w_i^2 /
-//! m_i`), symmetric and positive semi-definite. Pinned particles do not move.
+//! m_i`), symmetric and positive semi-definite. Pinned particles do not move. A body cut from
+//! a shape writes the shape's smooth surface, each vertex hard-bound to the tetrahedron holding
+//! it at rest (Shinar sec. 2.2), instead of the tetrahedra's jagged boundary; collisions and
+//! the liquid see the boundary.
 
 use super::elastic::{Corotated, Elements};
+use crate::geometry::embedding::{Skin, TetLookup};
 use crate::geometry::{MeshDistance, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
@@ -68,13 +72,18 @@ pub struct DeformableModel {
     pub mass: Real,
     /// The shortest altitude of an element at rest (m).
     altitude: Real,
+    /// The smooth surface written for the body, carried by the tetrahedra (hard-bound to
+    /// them), if the mesh was cut from a shape; else the tetrahedra's boundary is written.
+    pub skin: Option<Skin>,
 }
 
 impl DeformableModel {
     /// The model of `mesh` (checked) of a material of Young's modulus `young` (Pa), Poisson's
-    /// ratio `poisson`, damping `beta` (s) and density `density` (kg/m^3).
-    pub fn new(mesh: TetMesh, young: Real, poisson: Real, beta: Real, density: Real) -> Result<Self, String> {
+    /// ratio `poisson`, damping `beta` (s) and density `density` (kg/m^3), writing `surface`
+    /// (in the mesh's frame) carried by the tetrahedra as its surface where one is given.
+    pub fn new(mesh: TetMesh, young: Real, poisson: Real, beta: Real, density: Real, surface: Option<&TriMesh>) -> Result<Self, String> {
         mesh.check()?;
+        let skin = surface.map(|surface| Skin::bind(surface, &mesh, &TetLookup::new(&mesh), &Vec3::zeros()));
         let elements = Elements::new(&mesh);
         let mut masses = vec![0.0; mesh.vertices.len()];
         for (tet, volume) in elements.tets.iter().zip(&elements.rest_volume) {
@@ -94,6 +103,7 @@ impl DeformableModel {
             surface_particles,
             surface_triangles,
             altitude,
+            skin,
             mesh,
         })
     }
@@ -582,9 +592,12 @@ impl Solid for DeformableBody {
         Ok(())
     }
 
+    /// The skin where the particles carry it, else the tetrahedra's boundary.
     fn surface(&self) -> (TriMesh, Vec<Vec3>) {
-        let velocities = self.model.surface_particles.iter().map(|&i| self.velocities[i as usize]).collect();
-        (self.surface_mesh(&self.positions), velocities)
+        match &self.model.skin {
+            Some(skin) => (skin.carried(&self.positions), skin.vertices.iter().map(|p| p.interpolate(&self.velocities)).collect()),
+            None => (self.surface_mesh(&self.positions), self.model.surface_particles.iter().map(|&i| self.velocities[i as usize]).collect()),
+        }
     }
 
     /// One part: its centre of mass, momentum, the angular velocity of its angular momentum

@@ -32,7 +32,8 @@
 //! impulse at `x` is shared among the sub-bodies by the same weights (`J^T`), which keeps the
 //! coupled system symmetric. Without a skin each point belongs to the nearest sub-body.
 
-use super::body::{MaterialPoint, ReducedBody};
+use super::body::ReducedBody;
+use crate::geometry::embedding::MaterialPoint;
 use crate::geometry::TriMesh;
 use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::Array3;

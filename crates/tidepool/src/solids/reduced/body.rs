@@ -11,6 +11,7 @@
 
 use super::fem::{consistent_mass, diagonal_mass, lumped_mass, rigid_motions, stiffness, ElasticMaterial};
 use super::modes::{lowest_modes, ModalBasis};
+use crate::geometry::embedding::{MaterialPoint, Skin, TetLookup};
 use crate::geometry::{Shape, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
@@ -48,175 +49,6 @@ pub struct ReducedModel {
     lookup: TetLookup,
     /// The smooth surface written for the body (see [`ReducedModel::with_skin`]), if any.
     skin: Option<Skin>,
-}
-
-/// A triangle mesh carried by the tetrahedra: each vertex a material point (its rest
-/// tetrahedron and barycentric coordinates there, extrapolated for a vertex just outside).
-#[derive(Clone, Debug)]
-struct Skin {
-    triangles: Vec<[u32; 3]>,
-    vertices: Vec<MaterialPoint>,
-}
-
-/// A uniform grid over a mesh's bounding box listing the tetrahedra whose bounding boxes
-/// overlap each cell.
-#[derive(Clone, Debug)]
-struct Bins {
-    cell: Real,
-    dims: [usize; 3],
-    /// Bin `b` lists `items[starts[b]..starts[b + 1]]`.
-    starts: Vec<u32>,
-    items: Vec<u32>,
-}
-
-impl Bins {
-    fn new(mesh: &TetMesh, origin: &Vec3, size: &Vec3, cell: Real) -> Self {
-        let dims = [0, 1, 2].map(|a| ((size[a] / cell).ceil() as usize).max(1));
-        let empty = Bins { cell, dims, starts: vec![0; dims[0] * dims[1] * dims[2] + 1], items: Vec::new() };
-        let mut lists = vec![Vec::new(); dims[0] * dims[1] * dims[2]];
-        for (t, tet) in mesh.tets.iter().enumerate() {
-            let (a, b) = crate::geometry::bounds(tet.iter().map(|&v| mesh.vertices[v as usize])).expect("a tetrahedron has corners");
-            let (i0, i1) = (empty.index(origin, &a), empty.index(origin, &b));
-            for k in i0[2]..=i1[2] {
-                for j in i0[1]..=i1[1] {
-                    for i in i0[0]..=i1[0] {
-                        lists[empty.at([i, j, k])].push(t as u32);
-                    }
-                }
-            }
-        }
-        empty.with_lists(lists)
-    }
-
-    /// These bins' lattice listing `lists`, one per bin.
-    fn with_lists(&self, lists: Vec<Vec<u32>>) -> Self {
-        let starts = std::iter::once(0).chain(lists.iter().scan(0, |end, l| {
-            *end += l.len() as u32;
-            Some(*end)
-        }));
-        Bins { cell: self.cell, dims: self.dims, starts: starts.collect(), items: lists.concat() }
-    }
-
-    fn list(&self, c: [usize; 3]) -> &[u32] {
-        let b = self.at(c);
-        &self.items[self.starts[b] as usize..self.starts[b + 1] as usize]
-    }
-
-    /// These bins with each empty one listing instead the tetrahedra of the nearest shell of
-    /// bins around it that lists any (in shell order, each once).
-    fn reaching_out(&self) -> Self {
-        let dims = self.dims;
-        let nearest = |c: [usize; 3]| -> Vec<u32> {
-            for reach in 1..=dims.iter().max().copied().unwrap_or(1) {
-                let range = |a: usize| c[a].saturating_sub(reach)..=(c[a] + reach).min(dims[a] - 1);
-                let mut found: Vec<u32> = Vec::new();
-                for k in range(2) {
-                    for j in range(1) {
-                        for i in range(0) {
-                            if [i, j, k].iter().zip(&c).any(|(n, m)| n.abs_diff(*m) == reach) {
-                                for &t in self.list([i, j, k]) {
-                                    if !found.contains(&t) {
-                                        found.push(t);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                if !found.is_empty() {
-                    return found;
-                }
-            }
-            Vec::new()
-        };
-        let cells = (0..dims[2]).flat_map(|k| (0..dims[1]).flat_map(move |j| (0..dims[0]).map(move |i| [i, j, k])));
-        self.with_lists(cells.map(|c| if self.list(c).is_empty() { nearest(c) } else { self.list(c).to_vec() }).collect())
-    }
-
-    fn index(&self, origin: &Vec3, x: &Vec3) -> [usize; 3] {
-        [0, 1, 2].map(|a| (((x[a] - origin[a]) / self.cell).floor().max(0.0) as usize).min(self.dims[a] - 1))
-    }
-
-    fn at(&self, c: [usize; 3]) -> usize {
-        c[0] + self.dims[0] * (c[1] + self.dims[1] * c[2])
-    }
-
-    fn heap_bytes(&self) -> usize {
-        (self.starts.len() + self.items.len()) * 4
-    }
-}
-
-/// The tetrahedra of a mesh binned twice over its bounding box — cells of about the mesh
-/// spacing to find the tetrahedron holding a point, cells twice that (an empty one listing
-/// those of the nearest that are not) to find the nearest outside the mesh — with each
-/// tetrahedron's barycentric map.
-#[derive(Clone, Debug)]
-struct TetLookup {
-    origin: Vec3,
-    /// The coarse bins' cell (m).
-    cell: Real,
-    fine: Bins,
-    coarse: Bins,
-    /// Per tetrahedron: its first corner `p0` and the inverse of `[p1 - p0, p2 - p0, p3 - p0]`.
-    maps: Vec<(Vec3, Mat3)>,
-}
-
-impl TetLookup {
-    fn new(mesh: &TetMesh) -> Self {
-        let (lo, hi) = crate::geometry::bounds(mesh.vertices.iter().copied()).expect("a model's mesh has vertices");
-        let spacing = (mesh.volume() / mesh.tets.len() as Real).cbrt();
-        let (fine, coarse) = (Bins::new(mesh, &lo, &(hi - lo), spacing), Bins::new(mesh, &lo, &(hi - lo), 2.0 * spacing).reaching_out());
-        let maps = mesh
-            .tets
-            .iter()
-            .map(|tet| {
-                let p = tet.map(|v| mesh.vertices[v as usize]);
-                let m = Mat3::from_columns(&[p[1] - p[0], p[2] - p[0], p[3] - p[0]]);
-                (p[0], m.try_inverse().unwrap_or_else(Mat3::zeros))
-            })
-            .collect();
-        TetLookup { origin: lo, cell: coarse.cell, fine, coarse, maps }
-    }
-
-    /// Barycentric coordinates of `x` in tetrahedron `t`.
-    fn barycentric(&self, t: usize, x: &Vec3) -> [Real; 4] {
-        let (p0, inverse) = &self.maps[t];
-        let l = inverse * (x - p0);
-        [1.0 - l.x - l.y - l.z, l.x, l.y, l.z]
-    }
-
-    /// The tetrahedron holding `x` (its index) and `x`'s barycentric coordinates in it, tried
-    /// first in tetrahedron `hint`, then among those the fine bin at `x` lists (the first
-    /// found where tetrahedra share `x`). Outside the mesh: the tetrahedron of `x`'s coarse
-    /// bin (or of the nearest bins listing any) that `x` is least outside of, with the coordinates
-    /// extrapolated (some negative), so that interpolation from the particles reproduces any
-    /// affine field (a rigid motion) exactly there too.
-    fn locate(&self, x: &Vec3, hint: Option<usize>) -> (usize, [Real; 4]) {
-        let holding = |t: usize| Some(self.barycentric(t, x)).filter(|w| w.iter().all(|&v| v >= 0.0)).map(|w| (t, w));
-        if let Some(found) = hint.and_then(holding) {
-            return found;
-        }
-        if let Some(found) = self.fine.list(self.fine.index(&self.origin, x)).iter().find_map(|&t| holding(t as usize)) {
-            return found;
-        }
-        let mut best: Option<(usize, [Real; 4], Real)> = None;
-        for &t in self.coarse.list(self.coarse.index(&self.origin, x)) {
-            let w = self.barycentric(t as usize, x);
-            let outside = -w.iter().copied().fold(0.0, Real::min);
-            if best.as_ref().is_none_or(|b| outside < b.2) {
-                best = Some((t as usize, w, outside));
-            }
-        }
-        let (t, w, _) = best.expect("a checked mesh has tetrahedra");
-        (t, w)
-    }
-}
-
-/// A material point of a body: its rest tetrahedron and barycentric weights in it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MaterialPoint {
-    pub tet: [u32; 4],
-    pub weights: [Real; 4],
 }
 
 impl ReducedModel {
@@ -289,15 +121,7 @@ impl ReducedModel {
     /// boundary. Each vertex is bound to the rest tetrahedron it lies in (or least outside of)
     /// and moves with it.
     pub fn with_skin(mut self, surface: &TriMesh) -> Self {
-        let vertices = surface
-            .vertices
-            .iter()
-            .map(|x| {
-                let (t, weights) = self.lookup.locate(&(x - self.centre_offset), None);
-                MaterialPoint { tet: self.mesh.tets[t], weights }
-            })
-            .collect();
-        self.skin = Some(Skin { triangles: surface.triangles.clone(), vertices });
+        self.skin = Some(Skin::bind(surface, &self.mesh, &self.lookup, &-self.centre_offset));
         self
     }
 
@@ -315,10 +139,8 @@ impl ReducedModel {
             + self.boundary.len() * 12
             + self.surface_particles.len() * 4
             + sampled
-            + self.lookup.maps.len() * std::mem::size_of::<(Vec3, Mat3)>()
-            + self.lookup.fine.heap_bytes()
-            + self.lookup.coarse.heap_bytes()
-            + self.skin.as_ref().map_or(0, |s| s.triangles.len() * 12 + s.vertices.len() * std::mem::size_of::<MaterialPoint>())
+            + self.lookup.heap_bytes()
+            + self.skin.as_ref().map_or(0, Skin::heap_bytes)
     }
 
     /// The spacing of the lattice the rest surface's distance is sampled on (m).
@@ -766,7 +588,7 @@ impl ReducedBody {
 
     /// World position of material point `p`.
     pub fn position_of(&self, p: &MaterialPoint) -> Vec3 {
-        self.position + Self::interpolate(p, &self.frame().arms)
+        self.position + p.interpolate(&self.frame().arms)
     }
 
     /// Velocity of material point `p`.
@@ -788,11 +610,6 @@ impl ReducedBody {
         lambda
     }
 
-    /// Particle values `values` interpolated at material point `p`.
-    pub fn interpolate(p: &MaterialPoint, values: &[Vec3]) -> Vec3 {
-        p.tet.iter().zip(p.weights).map(|(v, w)| w * values[*v as usize]).sum()
-    }
-
     /// The velocity changes at material points `at` that impulses `sources` (each at a
     /// material point) make: `J K_lambda J^T` (eq. 43), `P_rigid^T M^-1 P_rigid` (the frame's
     /// rigid response) plus `P_d^T R S M_r hat^-1 S^T R^-1 P_d` (the modes', implicit in the
@@ -804,7 +621,7 @@ impl ReducedBody {
     /// (its linear momentum is zero).
     pub fn point_response(&self, sources: &[(MaterialPoint, Vec3)], at: &[MaterialPoint], frame_only: bool) -> Vec<Vec3> {
         let frame = self.frame();
-        let arm = |p: &MaterialPoint| Self::interpolate(p, &frame.arms);
+        let arm = |p: &MaterialPoint| p.interpolate(&frame.arms);
         let total: Vec3 = sources.iter().map(|(_, j)| j).sum();
         let torque: Vec3 = sources.iter().map(|(p, j)| arm(p).cross(j)).sum();
         let (dv, dw) = (total / self.model.mass, frame.inverse_inertia * torque);
@@ -1234,7 +1051,7 @@ mod tests {
     fn a_shape_cut_into_tetrahedra_writes_its_smooth_surface() {
         let (radius, spacing) = (0.1, 0.025);
         let sphere = Shape::Sphere { center: Vec3::zeros(), radius };
-        let mesh = TetMesh::bcc(|x| sphere.signed_distance(x), &Vec3::repeat(-radius), &Vec3::repeat(radius), spacing);
+        let mesh = TetMesh::bcc(|x| sphere.signed_distance(x), &Vec3::repeat(-radius), &Vec3::repeat(radius), spacing, crate::geometry::tetmesh::BCC_KEEP);
         let material = ElasticMaterial { young: 2e4, poisson: 0.3, density: 600.0 };
         let model = Arc::new(ReducedModel::new(&mesh, &material, 6, 0.0, false, None).unwrap().with_skin(&sphere.surface_mesh()));
         let mut body = ReducedBody::new("ball", Arc::clone(&model), Vec3::new(1.0, 2.0, 3.0));

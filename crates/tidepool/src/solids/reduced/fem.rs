@@ -118,7 +118,7 @@ mod tests {
     use tidepool_linalg::LinearOperator;
 
     fn cube() -> TetMesh {
-        TetMesh::bcc(|x| (x - Vec3::repeat(0.5)).abs().max() - 0.5, &Vec3::zeros(), &Vec3::repeat(1.0), 0.25)
+        TetMesh::bcc(|x| (x - Vec3::repeat(0.5)).abs().max() - 0.5, &Vec3::zeros(), &Vec3::repeat(1.0), 0.25, crate::geometry::tetmesh::BCC_KEEP)
     }
 
     /// `K` is symmetric, gives no force for the six rigid motions (to round-off), and is
