@@ -15,6 +15,7 @@ use crate::scene::{AnyScene, BodySetup, DeformableMethod, ElasticChange, LiquidM
 pub use crate::settings::{Clock, Settings};
 use crate::solids::contact::StaticGeometry;
 use crate::solids::contact::STATIC_MATERIAL;
+use crate::solids::deformable::body::PinMotion;
 use crate::solids::deformable::{DeformableBody, DeformableModel};
 use crate::solids::mass_spring::ElasticSheet;
 use crate::solids::reduced::articulated::Articulated;
@@ -210,7 +211,7 @@ impl World {
         for b in &loaded.bodies {
             match &b.reduced {
                 Some(setup) if setup.method == DeformableMethod::Fem => {
-                    solids.deformable.insert(deformable_body(b, setup, &full).map_err(|e| loaded.error(&format!("{}.deformable.pin", setup.key), e))?);
+                    solids.deformable.insert(deformable_body(b, setup, &full).map_err(|(key, e)| loaded.error(&format!("{}.{key}", setup.key), e))?);
                 }
                 Some(setup) => {
                     solids.reduced.insert(articulated(b, setup, &models).map_err(|e| loaded.error(&format!("{}.shape", setup.key), e))?);
@@ -448,19 +449,27 @@ fn full_models(loaded: &LoadedScene) -> Result<Vec<Option<Arc<DeformableModel>>>
 
 /// A deformable body simulated in full as its scene sets it up: its mesh placed and turned
 /// like the shape, every particle moving with the initial velocity and spin about the
-/// shape's centroid, the particles inside `pin` pinned.
-fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<Arc<DeformableModel>>]) -> Result<DeformableBody, String> {
+/// shape's centroid, the particles inside each pin's shape pinned and moved by it.
+/// An error names the key under the body's where it was found.
+fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<Arc<DeformableModel>>]) -> Result<DeformableBody, (String, String)> {
     let part = &reduced.parts[0];
     let model = models[part.model].as_ref().expect("a full body's part has a finite-element model");
     let positions: Vec<Vec3> = model.mesh.vertices.iter().map(|v| part.position + setup.orientation * v).collect();
     let mut body = DeformableBody::new(&setup.name, Arc::clone(model), positions, Material { restitution: setup.restitution, friction: setup.friction });
     body.velocities = body.positions.iter().map(|x| setup.velocity + setup.angular_velocity.cross(&(x - part.position))).collect();
-    if let Some(pin) = &reduced.pin {
-        body.pinned = body.positions.iter().map(|x| pin.signed_distance(x) <= 0.0).collect();
-        body.velocities.iter_mut().zip(&body.pinned).filter(|(_, pinned)| **pinned).for_each(|(v, _)| *v = Vec3::zeros());
-        if !body.pinned.contains(&true) {
-            return Err(format!("no particle of the body lies inside the pin shape (the body has {} particles)", body.positions.len()));
+    for (n, pin) in reduced.pins.iter().enumerate() {
+        let particles: Vec<u32> = (0..body.positions.len() as u32).filter(|&i| !body.pinned[i as usize] && pin.shape.signed_distance(&body.positions[i as usize]) <= 0.0).collect();
+        if particles.is_empty() {
+            return Err((
+                format!("pin[{n}].shape"),
+                format!("no particle of the body lies inside the pin's shape, or all that do belong to an earlier pin (the body has {} particles)", body.positions.len()),
+            ));
         }
+        for &i in &particles {
+            body.pinned[i as usize] = true;
+            body.velocities[i as usize] = Vec3::zeros();
+        }
+        body.pins.push(PinMotion::new(particles, &body.positions, pin.path.clone(), pin.angular_velocity));
     }
     Ok(body)
 }

@@ -88,7 +88,9 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("flip explosion radius", format!("{HEAD}[liquid]\nmethod = \"flip\"\n[[liquid.flip.explosion]]\ncenter = [0.5, 0.5, 0.5]\nradius = 0.0\nspeed = 1.0\ntime = 0.0\n"), Some(12), "positive radius"),
         ("flip too many particles", format!("{HEAD}[liquid]\nmethod = \"flip\"\nflip.particles_per_cell = 64\n[[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }}\n").replace("resolution = 8", "resolution = 300"), Some(7), "million particles"),
         ("fem body with modes", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5, modes = 4 }}\n"), Some(12), "has no modes"),
-        ("pin on a modal body", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ young = 1e5, pin.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }} }}\n"), Some(12), "only a body simulated in full"),
+        ("pin on a modal body", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ young = 1e5 }}\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n"), Some(13), "only a body simulated in full"),
+        ("pin on a rigid body", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n"), Some(12), "only a body simulated in full"),
+        ("pin path out of order", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\npath = [[1.0, 0.0, 0.0, 0.0], [0.5, 0.1, 0.0, 0.0]]\n"), Some(15), "increasing order"),
         ("deformable method", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"mass-spring\", young = 1e5 }}\n"), Some(12), "unknown variant `mass-spring`"),
         ("body kind", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"floating\"\n"), Some(11), "unknown variant `floating`"),
     ]
@@ -150,10 +152,10 @@ fn errors_found_when_the_world_is_built_are_located() {
     assert!(message.starts_with("bad.toml:12:"), "{message}");
     assert!(message.contains("modes asked for"), "{message}");
     let text = format!(
-        "{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5, spacing = 0.05, pin.box = {{ min = [0.7, 0.4, 0.4], max = [0.8, 0.6, 0.6] }} }}\n"
+        "{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5, spacing = 0.05 }}\n[[body.pin]]\nshape.box = {{ min = [0.7, 0.4, 0.4], max = [0.8, 0.6, 0.6] }}\n"
     );
     let loaded = scene::parse(&text, "bad.toml", "bad", None, Path::new(".")).expect("the scene itself is valid");
     let Err(err) = tidepool::world::World::build(&loaded) else { panic!("a pin holding nothing accepted") };
     let message = err.to_string();
-    assert!(message.starts_with("bad.toml:12:") && message.contains("no particle of the body lies inside the pin"), "{message}");
+    assert!(message.starts_with("bad.toml:14:") && message.contains("no particle of the body lies inside the pin"), "{message}");
 }

@@ -112,7 +112,7 @@ fn cantilever(cells: usize) -> (Real, Real) {
     let mut body = DeformableBody::new("beam", model, mesh.vertices.clone(), MATERIAL);
     body.pinned = mesh.vertices.iter().map(|x| x.x < 1e-9).collect();
     let remaining = body.settle(&Vec3::new(0.0, -g, 0.0), 8).unwrap();
-    assert!(remaining < 1e-8, "{cells} cells: the forces are out of balance by {remaining:e} of the weight");
+    assert!(remaining < 1e-6, "{cells} cells: the forces are out of balance by {remaining:e} of the start's");
     let tip: Vec<usize> = (0..mesh.vertices.len()).filter(|&i| mesh.vertices[i].x > length - 1e-9).collect();
     let deflection = -tip.iter().map(|&i| body.positions[i].y - mesh.vertices[i].y).sum::<Real>() / tip.len() as Real;
     let inertia = side.powi(4) / 12.0;
@@ -135,6 +135,49 @@ fn cantilever_deflection_converges_to_euler_bernoulli() {
     assert!(errors.iter().all(|e| *e > 0.0), "linear tetrahedra are stiffer than the beam: {errors:?}");
     assert!(errors[2] < 0.05, "at 8 elements across the tip is off by {:.1}%", 100.0 * errors[2]);
     assert!(errors[1] / errors[2] > 3.0, "the error fell only from {:.3} to {:.3} when the elements halved", errors[1], errors[2]);
+}
+
+/// A bar 1 m long with a square section 0.1 m wide, `cells` elements across (Poisson's ratio
+/// 0.3, E = 1 MPa), its end at x = 0 held and its end at x = 1 m turned by 0.01 rad about the
+/// bar's axis, at rest: the torque holding the turned end, and Saint-Venant's `0.1406 G a^4
+/// theta / L` for a square section.
+fn twisted_bar(cells: usize) -> (Real, Real) {
+    let (length, side, young, poisson, theta) = (1.0, 0.1, 1e6, 0.3, 0.01);
+    let mesh = TetMesh::box_grid(&Vec3::new(0.0, -0.5 * side, -0.5 * side), &Vec3::new(length, 0.5 * side, 0.5 * side), [10 * cells, cells, cells]);
+    let model = Arc::new(DeformableModel::new(mesh.clone(), young, poisson, 0.0, 1000.0, None).unwrap());
+    let turn = nalgebra::Rotation3::from_axis_angle(&Vec3::x_axis(), theta);
+    let end = |x: &Vec3| x.x > length - 1e-9;
+    let positions = mesh.vertices.iter().map(|x| if end(x) { turn * x } else { *x }).collect();
+    let mut body = DeformableBody::new("bar", Arc::clone(&model), positions, MATERIAL);
+    body.pinned = mesh.vertices.iter().map(|x| x.x < 1e-9 || end(x)).collect();
+    let remaining = body.settle(&Vec3::zeros(), 8).unwrap();
+    assert!(remaining < 1e-6, "{cells} cells: the forces are out of balance by {remaining:e} of the start's");
+    let mut forces = vec![Vec3::zeros(); mesh.vertices.len()];
+    model.elements.elastic_forces(&model.material, &body.positions, &mut forces);
+    // The hold balances the elastic forces on the turned end's particles.
+    let torque: Real = (0..mesh.vertices.len()).filter(|&i| end(&mesh.vertices[i])).map(|i| -body.positions[i].cross(&forces[i]).x).sum();
+    let shear = young / (2.0 * (1.0 + poisson));
+    (torque, 0.1406 * shear * side.powi(4) * theta / length)
+}
+
+/// The twisted bar's torque converges to Saint-Venant's under refinement: linear tetrahedra
+/// are too stiff in torsion too, 137%, 37% and 9.9% at 2, 4 and 8 elements across, the excess
+/// falling about fourfold per halving (second order); extrapolated from 4 and 8 (Richardson)
+/// it is within 2% of the theory (measured 0.8% over: the held ends cannot warp).
+#[test]
+fn twisted_bar_torque_converges_to_saint_venant() {
+    let excess: Vec<Real> = [2, 4, 8]
+        .iter()
+        .map(|&cells| {
+            let (torque, theory) = twisted_bar(cells);
+            println!("{cells} elements across: {torque:.5e} N m against {theory:.5e}");
+            torque / theory - 1.0
+        })
+        .collect();
+    assert!(excess.iter().all(|e| *e > 0.0), "linear tetrahedra are stiffer than the bar: {excess:?}");
+    assert!(excess[1] / excess[2] > 3.0, "the excess fell only from {:.3} to {:.3} when the elements halved", excess[1], excess[2]);
+    let extrapolated = excess[2] - (excess[1] - excess[2]) / 3.0;
+    assert!(extrapolated.abs() < 0.02, "extrapolated, the torque is off by {:.2}%", 100.0 * extrapolated);
 }
 
 /// A free body has no equilibrium under gravity: settling it is an error, not a hang.
@@ -229,4 +272,29 @@ fn a_stack_of_rigid_and_deformable_boxes_stands_for_5_seconds() {
     let drift = second.iter().zip(&fifth).map(|(a, b)| (a - b).norm()).fold(0.0, Real::max);
     println!("from the second second to the fifth no body drifted more than {:.3} mm", 1e3 * drift);
     assert!(drift < 1e-3, "a body drifted {:.3} mm after the tower settled", 1e3 * drift);
+}
+
+/// A rubber bar hanging from a pin that carries its end along a path and turns it (a
+/// `[[body.pin]]` with `path` and `angular_velocity`): after half a second every pinned
+/// particle is where the pin puts it — moved by the path's displacement and turned about the
+/// pinned particles' starting centroid — to 1e-9 m, however the rest of the bar swings.
+#[test]
+fn pinned_particles_follow_their_pin_exactly() {
+    let loaded = common::load(
+        "[simulation]\nframes = 12\nfps = 24\n[domain]\nmin = [-0.5, -0.5, -0.5]\nmax = [0.5, 0.5, 0.5]\nresolution = 8\n\
+         [[body]]\nname = \"bar\"\nshape.box = { min = [-0.2, -0.02, -0.02], max = [0.2, 0.02, 0.02] }\ndensity = 1000.0\n\
+         deformable = { method = \"fem\", young = 5e4, damping = 0.01, spacing = 0.02 }\n\
+         [[body.pin]]\nshape.box = { min = [-0.21, -0.03, -0.03], max = [-0.19, 0.03, 0.03] }\npath = [[0.0, 0.0, 0.0, 0.0], [0.5, 0.1, 0.05, 0.0]]\nangular_velocity = [0.0, 0.0, 2.0]\n",
+    );
+    let start = World::build(&loaded).unwrap().solids.deformable[0].positions.clone();
+    let world = common::each_frame(&loaded, 12, |_, _| {});
+    let body = &world.solids.deformable[0];
+    let pinned: Vec<usize> = (0..start.len()).filter(|&i| body.pinned[i]).collect();
+    assert_eq!(pinned.len(), 9, "the end face's 3 x 3 particles are pinned");
+    let centre = pinned.iter().map(|&i| start[i]).sum::<Vec3>() / pinned.len() as Real;
+    let turn = nalgebra::Rotation3::from_axis_angle(&Vec3::z_axis(), 2.0 * 0.5);
+    let worst = pinned.iter().map(|&i| (body.positions[i] - (centre + Vec3::new(0.1, 0.05, 0.0) + turn * (start[i] - centre))).norm()).fold(0.0, Real::max);
+    assert!(worst < 1e-9, "a pinned particle is {worst:e} m from where its pin puts it");
+    let free_moved = (0..start.len()).filter(|&i| !body.pinned[i]).map(|i| (body.positions[i] - start[i]).norm()).fold(0.0, Real::max);
+    assert!(free_moved > 0.05, "the bar swung along: its particles moved up to {free_moved} m");
 }

@@ -8,7 +8,7 @@ mod validate;
 
 pub use schema::*;
 pub(crate) use validate::region_index;
-pub use validate::{BodySetup, ModelSetup, PartSetup, ReducedSetup};
+pub use validate::{BodySetup, ModelSetup, PartSetup, PinSetup, ReducedSetup};
 
 use crate::error::SceneError;
 use crate::geometry::Shape;

@@ -509,6 +509,26 @@ pub struct Body {
     pub deformable: Option<Deformable>,
     /// Balanced forces that deform a deformable body (a creature's swimming strokes).
     pub actuation: Option<Actuation>,
+    /// Particles of a body simulated in full held where they start, or moved as prescribed.
+    #[serde(default)]
+    pub pin: Vec<Pin>,
+}
+
+/// `[[body.pin]]`: the particles of a body simulated in full (`deformable.method = "fem"`)
+/// inside a shape where the body starts, held there or moved as prescribed (a clamped end, a
+/// handle turned or carried).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pin {
+    /// The particles inside this shape are pinned.
+    pub shape: ShapeSpec,
+    /// `[t, dx, dy, dz]` keyframes: the pinned particles' displacement from where they start
+    /// at time `t` (s), followed piecewise linearly (held before the first and after the last).
+    #[serde(default)]
+    pub path: Vec<[f64; 4]>,
+    /// Rate (rad/s) at which the pinned particles turn about their centroid.
+    #[serde(default)]
+    pub angular_velocity: [f64; 3],
 }
 
 /// `actuation = { ... }` of a deformable `[[body]]`: forces at points of the body, fixed in its
@@ -562,8 +582,6 @@ pub struct Deformable {
     /// Stiffness-proportional damping `beta` (s): `C = beta K`.
     #[serde(default)]
     pub damping: f64,
-    /// A full body's particles inside this shape are pinned where they start.
-    pub pin: Option<ShapeSpec>,
     /// Edge of the lattice cubes the tetrahedral mesh is cut from (m); the grid's cell size or
     /// a quarter of the shape's smallest extent, whichever is smaller, when absent.
     pub spacing: Option<f64>,

@@ -121,8 +121,8 @@ pub struct ReducedSetup {
     pub key: String,
     /// Modal, or simulated in full (one part, no joints or actuation).
     pub method: DeformableMethod,
-    /// A full body's particles inside this shape (where the body starts) are pinned.
-    pub pin: Option<Shape>,
+    /// A full body's pins.
+    pub pins: Vec<PinSetup>,
     /// The sub-bodies.
     pub parts: Vec<PartSetup>,
     /// Joints `(p, c, x)`: world point `x` of part `p` held on part `c`.
@@ -132,6 +132,16 @@ pub struct ReducedSetup {
     pub profile: Profile,
     /// Skin width (m; 0 for none).
     pub skin: Real,
+}
+
+/// A pin of a body simulated in full: the particles inside `shape` where the body starts,
+/// displaced along `path` (keyframes: time in s, displacement in m, piecewise linear) and
+/// turned at `angular_velocity` (rad/s) about their centroid.
+#[derive(Clone, Debug)]
+pub struct PinSetup {
+    pub shape: Shape,
+    pub path: Vec<(Real, Vec3)>,
+    pub angular_velocity: Vec3,
 }
 
 /// One sub-body of a reduced deformable body.
@@ -191,16 +201,16 @@ fn reduced_setup(
     cx.check((0.0..0.5).contains(&d.poisson), &format!("{key}.poisson"), || format!("expected a Poisson's ratio in [0, 0.5), got {}", d.poisson))?;
     let modes = d.modes.unwrap_or(DEFAULT_MODES);
     cx.check(modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {modes}"))?;
-    let pin = match d.method {
+    let pins = match d.method {
         DeformableMethod::Modal => {
-            cx.check(d.pin.is_none(), &format!("{key}.pin"), || "only a body simulated in full (method = \"fem\") has pinned particles".into())?;
-            None
+            cx.check(body.pin.is_empty(), &format!("{body_key}.pin"), || "only a body simulated in full (deformable.method = \"fem\") has pinned particles".into())?;
+            Vec::new()
         }
         DeformableMethod::Fem => {
             cx.check(d.modes.is_none(), &format!("{key}.modes"), || "a body simulated in full (method = \"fem\") has no modes: remove modes, or use method = \"modal\"".into())?;
             cx.check(creature.parts.len() == 1, &format!("{body_key}.shape"), || "a jellyfish is a modal body with joints; a body simulated in full is one piece".into())?;
             cx.check(body.actuation.is_none(), &format!("{body_key}.actuation"), || "only a modal deformable body is actuated".into())?;
-            d.pin.as_ref().map(|spec| resolve_shape(spec, &format!("{key}.pin"), cx)).transpose()?
+            body.pin.iter().enumerate().map(|(n, pin)| pin_setup(pin, &format!("{body_key}.pin[{n}]"), cx)).collect::<Result<_, _>>()?
         }
     };
     cx.check(d.damping.is_finite() && d.damping >= 0.0, &format!("{key}.damping"), || format!("expected a damping >= 0 s, got {}", d.damping))?;
@@ -292,7 +302,16 @@ fn reduced_setup(
             (actuators, profile)
         }
     };
-    Ok(ReducedSetup { key: body_key.to_string(), method: d.method, pin, parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
+    Ok(ReducedSetup { key: body_key.to_string(), method: d.method, pins, parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
+}
+
+/// A pin at `key`: its shape resolved, its path's keyframes in order.
+fn pin_setup(pin: &Pin, key: &str, cx: &Context) -> Result<PinSetup, SceneError> {
+    let shape = resolve_shape(&pin.shape, &format!("{key}.shape"), cx)?;
+    cx.check(pin.path.iter().all(|k| k.iter().all(|v| v.is_finite())), &format!("{key}.path"), || "expected keyframes [t, dx, dy, dz] of finite numbers".into())?;
+    cx.check(pin.path.windows(2).all(|w| w[1][0] > w[0][0]), &format!("{key}.path"), || "expected keyframe times in increasing order".into())?;
+    cx.finite3(&pin.angular_velocity, &format!("{key}.angular_velocity"))?;
+    Ok(PinSetup { shape, path: pin.path.iter().map(|k| (k[0], Vec3::new(k[1], k[2], k[3]))).collect(), angular_velocity: vec3(pin.angular_velocity) })
 }
 
 /// A viscoelastic liquid's or phase's `[.elastic]` table at `key`.
@@ -617,6 +636,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         let reduced = match &body.deformable {
             None => {
                 cx.check(creature.parts.len() == 1, &format!("{key}.shape"), || "a jellyfish must be deformable: give it deformable = { young = ... }".into())?;
+                cx.check(body.pin.is_empty(), &format!("{key}.pin"), || "only a body simulated in full (deformable.method = \"fem\") has pinned particles".into())?;
                 cx.check(body.actuation.is_none(), &format!("{key}.actuation"), || "only a deformable body can be actuated".into())?;
                 None
             }

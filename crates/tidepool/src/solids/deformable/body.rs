@@ -38,7 +38,7 @@ use crate::geometry::{MeshDistance, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
 use crate::solids::reduced::fem::{self, ElasticMaterial};
-use crate::solids::rigid::Material;
+use crate::solids::rigid::{along_path, Material};
 use crate::solids::{CoupledSolid, PartState, Solid};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -154,8 +154,10 @@ pub struct DeformableBody {
     /// Particle positions (m) and velocities (m/s).
     pub positions: Vec<Vec3>,
     pub velocities: Vec<Vec3>,
-    /// Particles held where they are.
+    /// Particles whose motion is prescribed (held where they are, unless a pin moves them).
     pub pinned: Vec<bool>,
+    /// The pins that move their particles.
+    pub pins: Vec<PinMotion>,
     /// Restitution and friction.
     pub material: Material,
     /// The elastic forces and deformation gradients at the current positions, once computed.
@@ -164,6 +166,37 @@ pub struct DeformableBody {
     /// with those after it.
     start: Option<Vec<Vec3>>,
     surface: SurfaceCache,
+}
+
+/// Pinned particles moved as prescribed: displaced along a path and turned about their
+/// centroid at a constant rate.
+#[derive(Clone, Debug)]
+pub struct PinMotion {
+    /// The particles and where they start.
+    pub particles: Vec<u32>,
+    start: Vec<Vec3>,
+    /// Their centroid where they start.
+    centre: Vec3,
+    /// Keyframes of their displacement: time (s), displacement (m).
+    path: Vec<(Real, Vec3)>,
+    /// Rate of turn about their centroid (rad/s).
+    angular_velocity: Vec3,
+}
+
+impl PinMotion {
+    /// `particles`, starting at `positions`, displaced along `path` and turned at
+    /// `angular_velocity`.
+    pub fn new(particles: Vec<u32>, positions: &[Vec3], path: Vec<(Real, Vec3)>, angular_velocity: Vec3) -> Self {
+        let start: Vec<Vec3> = particles.iter().map(|&i| positions[i as usize]).collect();
+        let centre = start.iter().sum::<Vec3>() / start.len().max(1) as Real;
+        PinMotion { particles, start, centre, path, angular_velocity }
+    }
+
+    /// Where the pin's `k`-th particle is at time `t`.
+    pub fn target(&self, k: usize, t: Real) -> Vec3 {
+        let displacement = along_path(&self.path, t).unwrap_or_else(Vec3::zeros);
+        self.centre + displacement + nalgebra::Rotation3::new(t * self.angular_velocity) * (self.start[k] - self.centre)
+    }
 }
 
 /// `M - h D` over the particles, the identity on pinned ones.
@@ -259,6 +292,7 @@ impl DeformableBody {
             model,
             velocities: vec![Vec3::zeros(); n],
             pinned: vec![false; n],
+            pins: Vec::new(),
             positions,
             material,
             forces: None,
@@ -289,17 +323,25 @@ impl DeformableBody {
 
     /// The velocities after `h` of gravity, the elastic forces `forces` and the damping with
     /// the elements deformed by `gradients`, starting from `v0`: damping implicit.
+    /// Pinned particles keep their prescribed velocities; their share of the damping on the
+    /// others is known and goes to the right-hand side.
     fn advanced_velocities(&self, forces: &[Vec3], gradients: &[Mat3], v0: &[Vec3], h: Real, gravity: &Vec3) -> Vec<Vec3> {
         let (model, n) = (&self.model, self.positions.len());
-        let momentum: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { Vec3::zeros() } else { model.masses[i] * (v0[i] + h * gravity) + h * forces[i] }).collect();
+        let mut momentum: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { model.masses[i] * (v0[i] + h * gravity) + h * forces[i] }).collect();
         if model.material.beta == 0.0 {
-            return momentum.iter().zip(&model.masses).map(|(p, m)| p / *m).collect();
+            return (0..n).map(|i| if self.pinned[i] { v0[i] } else { momentum[i] / model.masses[i] }).collect();
+        }
+        let prescribed: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { Vec3::zeros() }).collect();
+        let mut pull = vec![Vec3::zeros(); n];
+        model.elements.damping_forces(&model.material, gradients, &prescribed, &mut pull);
+        for i in (0..n).filter(|&i| !self.pinned[i]) {
+            momentum[i] += h * pull[i];
         }
         let operator = DampedMass { body: self, gradients, h };
         let scale = model.elements.damping_diagonal(&model.material, n);
         let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + h * scale[i] }).collect());
         let b: Vec<Real> = momentum.iter().flat_map(|p| p.iter().copied()).collect();
-        let mut v: Vec<Real> = (0..n).flat_map(|i| if self.pinned[i] { [0.0; 3] } else { [v0[i].x, v0[i].y, v0[i].z] }).collect();
+        let mut v: Vec<Real> = v0.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
         pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * n.max(10) });
         v.chunks(3).map(Vec3::from_column_slice).collect()
     }
@@ -318,14 +360,14 @@ impl DeformableBody {
     /// particles held), at rest: Newton's method on `f(x) + M g = 0`, each step's stiffness
     /// products `K u` by central differences of the elastic forces along `u` and solved by
     /// conjugate gradients preconditioned by the factored stiffness at rest (exact for small
-    /// deformations). Returns the norm of the remaining force over the weight; a body with
-    /// no pinned particle has no equilibrium (an error).
+    /// deformations). Returns the norm of the force out of balance at the end over that at
+    /// the start (0 if there was none); a body with no pinned particle has no equilibrium (an
+    /// error).
     pub fn settle(&mut self, gravity: &Vec3, newton_steps: usize) -> Result<Real, String> {
         if !self.pinned.contains(&true) {
             return Err(format!("deformable body `{}` has no pinned particle: it has no equilibrium to settle to", self.name));
         }
         let n = self.positions.len();
-        let weight = self.model.mass * gravity.norm();
         let residual = |body: &DeformableBody, x: &[Vec3]| -> Vec<Vec3> {
             let mut f = vec![Vec3::zeros(); n];
             body.model.elements.elastic_forces(&body.model.material, x, &mut f);
@@ -333,10 +375,12 @@ impl DeformableBody {
         };
         let size = CoupledSolid::bounding_sphere(self).1;
         let rest = self.rest_stiffness();
-        let mut remaining = Real::INFINITY;
+        let norm = |r: &[Vec3]| r.iter().map(|f| f.norm_squared()).sum::<Real>().sqrt();
+        let start = norm(&residual(self, &self.positions));
+        let mut remaining = if start > 0.0 { 1.0 } else { 0.0 };
         for _ in 0..newton_steps {
             let r = residual(self, &self.positions);
-            remaining = r.iter().map(|f| f.norm_squared()).sum::<Real>().sqrt() / weight;
+            remaining = if start > 0.0 { norm(&r) / start } else { 0.0 };
             if remaining < 1e-10 {
                 break;
             }
@@ -433,9 +477,10 @@ impl DeformableBody {
         }
     }
 
-    /// The particles moved on over `dt` with their velocities plus `kick` (pinned ones stay).
+    /// The particles moved on over `dt` with their velocities plus `kick` (pinned ones with
+    /// their prescribed velocities alone).
     fn moved(&self, dt: Real, kick: &Vec3) -> Vec<Vec3> {
-        (0..self.positions.len()).map(|i| if self.pinned[i] { self.positions[i] } else { self.positions[i] + dt * (self.velocities[i] + kick) }).collect()
+        (0..self.positions.len()).map(|i| self.positions[i] + dt * (self.velocities[i] + if self.pinned[i] { Vec3::zeros() } else { *kick })).collect()
     }
 }
 
@@ -540,6 +585,16 @@ struct DeformableState {
 impl Solid for DeformableBody {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Gives each moving pin's particles the velocity that brings them where their pin puts
+    /// them at `time + dt`.
+    fn prescribe(&mut self, time: Real, dt: Real) {
+        for pin in &self.pins {
+            for (k, &i) in pin.particles.iter().enumerate() {
+                self.velocities[i as usize] = (pin.target(k, time + dt) - self.positions[i as usize]) / dt;
+            }
+        }
     }
 
     /// Steps 1 and 3 of the module's scheme: right after a move, the half step of backward

@@ -19,6 +19,17 @@ pub enum BodyKind {
     Kinematic,
 }
 
+/// The point of a path of keyframes `(time, point)` at time `t`: followed piecewise linearly,
+/// held before the first keyframe and after the last; `None` for no keyframes.
+pub fn along_path(path: &[(Real, Vec3)], t: Real) -> Option<Vec3> {
+    let i = path.partition_point(|(time, _)| *time <= t);
+    match (i.checked_sub(1).map(|j| path[j]), path.get(i)) {
+        (Some((t0, p0)), Some(&(t1, p1))) => Some(p0 + (p1 - p0) * ((t - t0) / (t1 - t0))),
+        (Some((_, p)), None) | (None, Some(&(_, p))) => Some(p),
+        (None, None) => None,
+    }
+}
+
 /// Surface properties used in collisions and contact.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Material {
@@ -187,15 +198,7 @@ impl RigidBody {
         if self.kind != BodyKind::Kinematic || self.path.is_empty() {
             return;
         }
-        let at = |t: Real| {
-            let i = self.path.partition_point(|(time, _)| *time <= t);
-            match (i.checked_sub(1).map(|j| self.path[j]), self.path.get(i)) {
-                (Some((t0, p0)), Some(&(t1, p1))) => p0 + (p1 - p0) * ((t - t0) / (t1 - t0)),
-                (Some((_, p)), None) | (None, Some(&(_, p))) => p,
-                (None, None) => self.position,
-            }
-        };
-        self.velocity = (at(t + dt) - self.position) / dt;
+        self.velocity = (along_path(&self.path, t + dt).unwrap_or(self.position) - self.position) / dt;
     }
 
     /// Where the body is.

@@ -3,7 +3,7 @@
 
 mod body;
 
-pub use body::{turned, BodyKind, Material, RigidBody};
+pub use body::{along_path, turned, BodyKind, Material, RigidBody};
 
 use crate::math::{Real, Vec3};
 use crate::solids::contact::{self, ContactBody, StaticGeometry};
