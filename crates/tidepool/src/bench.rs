@@ -14,7 +14,7 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, Multigrid, PcgParams, Preconditioner};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 12] = [
+pub const CASES: [&str; 13] = [
     "poisson-128",
     "dam-break-128",
     "dam-break-128-mic0",
@@ -23,6 +23,7 @@ pub const CASES: [&str; 12] = [
     "pool-of-bodies",
     "tori-pool",
     "starfish-150",
+    "stack",
     "lattice-256",
     "lattice-1024",
     "flip-dam-break",
@@ -43,6 +44,7 @@ pub fn run_case(name: &str) -> Option<Value> {
         "tori-pool" => Some(tori_pool(10)),
         // 5 M cells: two substeps, as the starfish start (in the air).
         "starfish-150" => Some(scene_case("starfish-150", STARFISH_150, 0.0, 2)),
+        "stack" => Some(stack(100)),
         "lattice-256" => Some(lattice(256, 200)),
         "lattice-1024" => Some(lattice(1024, 20)),
         "flip-dam-break" => Some(flip_dam_break(128, 3)),
@@ -263,6 +265,39 @@ pub fn tori_pool(substeps: usize) -> Value {
         "torus": { "tetrahedra": again.mesh.tets.len(), "particles": again.particles(), "modes": again.modes.len(), "modal_analysis_seconds": modal_seconds, "model_bytes": again.heap_bytes() },
         "reduced": scene_case("tori-pool (reduced)", TORI_POOL, 0.6, substeps),
         "rigid": scene_case("tori-pool (rigid)", &rigid, 0.6, substeps),
+    })
+}
+
+/// The scene of the `stack` case: `scenes/stack.toml` (rigid boxes, two rubber boxes simulated
+/// in full, a ball; no liquid).
+pub const STACK: &str = include_str!("../../../scenes/stack.toml");
+
+/// `scenes/stack.toml` timed over `substeps` substeps of its own step (the rubber's stable
+/// step) from 0.15 s, as the ball strikes the tower: seconds per substep (the solids' phases
+/// alone: there is no liquid) and the bodies' sizes.
+pub fn stack(substeps: usize) -> Value {
+    let loaded = scene::parse(STACK, "stack", "stack", None, std::path::Path::new(".")).expect("benchmark scene is valid");
+    let mut world = World::build(&loaded).expect("benchmark scene builds");
+    let dt = world.cfl_dt();
+    for _ in 0..(0.15 / dt).ceil() as usize {
+        crate::pipeline::step(&mut world, dt).expect("stable");
+    }
+    let start = Instant::now();
+    for _ in 0..substeps {
+        crate::pipeline::step(&mut world, dt).expect("stable");
+    }
+    let seconds = start.elapsed().as_secs_f64() / substeps as f64;
+    let full = &world.solids.deformable;
+    json!({
+        "case": "stack",
+        "threads": rayon::current_num_threads(),
+        "dt": dt,
+        "seconds_per_substep": seconds,
+        "rigid_bodies": world.solids.rigid.len(),
+        "full_deformable_bodies": full.len(),
+        "particles": full.iter().map(|b| b.positions.len()).sum::<usize>(),
+        "tetrahedra": full.iter().map(|b| b.model.elements.tets.len()).sum::<usize>(),
+        "surface_triangles": full.iter().map(|b| b.model.surface_triangles.len()).sum::<usize>(),
     })
 }
 

@@ -128,9 +128,11 @@ struct Deformed {
     found: Mutex<HashMap<[u64; 3], SurfacePoint>>,
 }
 
-/// The surface where the body is now, built on first use after it moves.
+/// The surface where the body is now, built on first use after it moves; and the last surface
+/// asked for where the velocities lead ([`ContactBody::distance_after`]), with the positions
+/// it was built at (contact asks for it pair after pair, sweep after sweep, mostly unchanged).
 #[derive(Default)]
-struct SurfaceCache(Mutex<Option<Arc<Deformed>>>);
+struct SurfaceCache(Mutex<Option<Arc<Deformed>>>, Mutex<Option<(Vec<Vec3>, Arc<MeshDistance>)>>);
 
 impl Clone for SurfaceCache {
     fn clone(&self) -> Self {
@@ -555,7 +557,16 @@ impl ContactBody for DeformableBody {
     }
 
     fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
-        let distance = self.surface_distance(&self.moved(dt, kick));
+        let moved = self.moved(dt, kick);
+        let mut last = self.surface.1.lock().unwrap_or_else(|e| e.into_inner());
+        let distance = match last.as_ref().filter(|(at, _)| *at == moved) {
+            Some((_, distance)) => Arc::clone(distance),
+            None => {
+                let distance = Arc::new(self.surface_distance(&moved));
+                *last = Some((moved, Arc::clone(&distance)));
+                distance
+            }
+        };
         Box::new(move |x| distance.signed_distance(x))
     }
 
