@@ -458,18 +458,21 @@ fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<A
     let mut body = DeformableBody::new(&setup.name, Arc::clone(model), positions, Material { restitution: setup.restitution, friction: setup.friction });
     body.velocities = body.positions.iter().map(|x| setup.velocity + setup.angular_velocity.cross(&(x - part.position))).collect();
     for (n, pin) in reduced.pins.iter().enumerate() {
-        let particles: Vec<u32> = (0..body.positions.len() as u32).filter(|&i| !body.pinned[i as usize] && pin.shape.signed_distance(&body.positions[i as usize]) <= 0.0).collect();
+        let taken: Vec<bool> = (0..body.positions.len()).map(|i| body.pins.iter().any(|p| p.particles.contains(&(i as u32)))).collect();
+        let particles: Vec<u32> = (0..body.positions.len() as u32).filter(|&i| !taken[i as usize] && pin.shape.signed_distance(&body.positions[i as usize]) <= 0.0).collect();
         if particles.is_empty() {
             return Err((
                 format!("pin[{n}].shape"),
                 format!("no particle of the body lies inside the pin's shape, or all that do belong to an earlier pin (the body has {} particles)", body.positions.len()),
             ));
         }
-        for &i in &particles {
-            body.pinned[i as usize] = true;
-            body.velocities[i as usize] = Vec3::zeros();
+        if pin.spring.is_none() {
+            for &i in &particles {
+                body.pinned[i as usize] = true;
+                body.velocities[i as usize] = Vec3::zeros();
+            }
         }
-        body.pins.push(PinMotion::new(particles, &body.positions, pin.path.clone(), pin.angular_velocity));
+        body.pins.push(PinMotion::new(particles, &body.positions, pin.path.clone(), pin.angular_velocity, pin.spring));
     }
     Ok(body)
 }

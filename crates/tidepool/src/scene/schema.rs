@@ -529,6 +529,11 @@ pub struct Pin {
     /// Rate (rad/s) at which the pinned particles turn about their centroid.
     #[serde(default)]
     pub angular_velocity: [f64; 3],
+    /// A soft pin: each particle tied to where the pin puts it by a zero-length spring of this
+    /// stiffness (N/m), integrated implicitly; absent, the pin holds its particles exactly.
+    pub stiffness: Option<f64>,
+    /// A soft pin's spring damping (N s/m); absent, each particle's spring is critically damped.
+    pub damping: Option<f64>,
 }
 
 /// `actuation = { ... }` of a deformable `[[body]]`: forces at points of the body, fixed in its

@@ -142,6 +142,8 @@ pub struct PinSetup {
     pub shape: Shape,
     pub path: Vec<(Real, Vec3)>,
     pub angular_velocity: Vec3,
+    /// A soft pin's spring stiffness (N/m) and damping (N s/m; `None`: critical).
+    pub spring: Option<(Real, Option<Real>)>,
 }
 
 /// One sub-body of a reduced deformable body.
@@ -311,7 +313,15 @@ fn pin_setup(pin: &Pin, key: &str, cx: &Context) -> Result<PinSetup, SceneError>
     cx.check(pin.path.iter().all(|k| k.iter().all(|v| v.is_finite())), &format!("{key}.path"), || "expected keyframes [t, dx, dy, dz] of finite numbers".into())?;
     cx.check(pin.path.windows(2).all(|w| w[1][0] > w[0][0]), &format!("{key}.path"), || "expected keyframe times in increasing order".into())?;
     cx.finite3(&pin.angular_velocity, &format!("{key}.angular_velocity"))?;
-    Ok(PinSetup { shape, path: pin.path.iter().map(|k| (k[0], Vec3::new(k[1], k[2], k[3]))).collect(), angular_velocity: vec3(pin.angular_velocity) })
+    if let Some(k) = pin.stiffness {
+        cx.within(k, 1e-6, 1e12, &format!("{key}.stiffness"), "a spring stiffness in N/m")?;
+    }
+    if let Some(b) = pin.damping {
+        cx.check(pin.stiffness.is_some(), &format!("{key}.damping"), || "only a soft pin (with a stiffness) has a spring damping".into())?;
+        cx.within(b, 0.0, 1e12, &format!("{key}.damping"), "a spring damping in N s/m")?;
+    }
+    let spring = pin.stiffness.map(|k| (k, pin.damping));
+    Ok(PinSetup { shape, path: pin.path.iter().map(|k| (k[0], Vec3::new(k[1], k[2], k[3]))).collect(), angular_velocity: vec3(pin.angular_velocity), spring })
 }
 
 /// A viscoelastic liquid's or phase's `[.elastic]` table at `key`.

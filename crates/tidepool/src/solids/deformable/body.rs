@@ -164,9 +164,9 @@ pub struct DeformableBody {
     pub material: Material,
     /// The elastic forces and deformation gradients at the current positions, once computed.
     forces: Option<(Vec<Vec3>, Vec<Mat3>)>,
-    /// The elastic forces before the last move, until the next prediction takes their mean
-    /// with those after it.
-    start: Option<Vec<Vec3>>,
+    /// The elastic forces and the positions before the last move, until the next prediction
+    /// takes the forces' mean with those after it (and the soft pins the positions' midpoint).
+    start: Option<(Vec<Vec3>, Vec<Vec3>)>,
     surface: SurfaceCache,
 }
 
@@ -183,15 +183,25 @@ pub struct PinMotion {
     path: Vec<(Real, Vec3)>,
     /// Rate of turn about their centroid (rad/s).
     angular_velocity: Vec3,
+    /// A soft pin's zero-length spring from each particle to where the pin puts it: stiffness
+    /// (N/m) and damping (N s/m; `None`: each particle's spring critically damped). A hard pin
+    /// (`None`) prescribes the particles' motion.
+    pub spring: Option<(Real, Option<Real>)>,
 }
 
 impl PinMotion {
     /// `particles`, starting at `positions`, displaced along `path` and turned at
-    /// `angular_velocity`.
-    pub fn new(particles: Vec<u32>, positions: &[Vec3], path: Vec<(Real, Vec3)>, angular_velocity: Vec3) -> Self {
+    /// `angular_velocity`; held exactly, or by `spring`.
+    pub fn new(particles: Vec<u32>, positions: &[Vec3], path: Vec<(Real, Vec3)>, angular_velocity: Vec3, spring: Option<(Real, Option<Real>)>) -> Self {
         let start: Vec<Vec3> = particles.iter().map(|&i| positions[i as usize]).collect();
         let centre = start.iter().sum::<Vec3>() / start.len().max(1) as Real;
-        PinMotion { particles, start, centre, path, angular_velocity }
+        PinMotion { particles, start, centre, path, angular_velocity, spring }
+    }
+
+    /// The velocity of the pin's `k`-th particle's target at time `t`.
+    fn target_velocity(&self, k: usize, t: Real) -> Vec3 {
+        let step = 1e-6;
+        (self.target(k, t + step) - self.target(k, t - step)) / (2.0 * step)
     }
 
     /// Where the pin's `k`-th particle is at time `t`.
@@ -201,11 +211,21 @@ impl PinMotion {
     }
 }
 
-/// `M - h D` over the particles, the identity on pinned ones.
+/// `M - h D + S` over the particles (`S` the soft pins' springs, diagonal), the identity on
+/// pinned ones.
 struct DampedMass<'a> {
     body: &'a DeformableBody,
     gradients: &'a [Mat3],
     h: Real,
+    springs: &'a [Real],
+}
+
+/// The soft pins' share of a velocity solve over `h`: per particle the diagonal `h b + h^2 k`
+/// (the last only where the spring stretches with the velocity being solved for) and the
+/// impulse `h (-k (x - x_t) + b v_t)`.
+struct SpringTerms {
+    diagonal: Vec<Real>,
+    impulse: Vec<Vec3>,
 }
 
 impl LinearOperator for DampedMass<'_> {
@@ -219,7 +239,7 @@ impl LinearOperator for DampedMass<'_> {
         let mut damping = vec![Vec3::zeros(); v.len()];
         b.model.elements.damping_forces(&b.model.material, self.gradients, &v, &mut damping);
         for i in 0..v.len() {
-            let out = if b.pinned[i] { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) } else { b.model.masses[i] * v[i] - self.h * damping[i] };
+            let out = if b.pinned[i] { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) } else { (b.model.masses[i] + self.springs[i]) * v[i] - self.h * damping[i] };
             y[3 * i..3 * i + 3].copy_from_slice(out.as_slice());
         }
     }
@@ -327,11 +347,11 @@ impl DeformableBody {
     /// the elements deformed by `gradients`, starting from `v0`: damping implicit.
     /// Pinned particles keep their prescribed velocities; their share of the damping on the
     /// others is known and goes to the right-hand side.
-    fn advanced_velocities(&self, forces: &[Vec3], gradients: &[Mat3], v0: &[Vec3], h: Real, gravity: &Vec3) -> Vec<Vec3> {
+    fn advanced_velocities(&self, forces: &[Vec3], gradients: &[Mat3], v0: &[Vec3], h: Real, gravity: &Vec3, springs: &SpringTerms) -> Vec<Vec3> {
         let (model, n) = (&self.model, self.positions.len());
-        let mut momentum: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { model.masses[i] * (v0[i] + h * gravity) + h * forces[i] }).collect();
+        let mut momentum: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { model.masses[i] * (v0[i] + h * gravity) + h * forces[i] + springs.impulse[i] }).collect();
         if model.material.beta == 0.0 {
-            return (0..n).map(|i| if self.pinned[i] { v0[i] } else { momentum[i] / model.masses[i] }).collect();
+            return (0..n).map(|i| if self.pinned[i] { v0[i] } else { momentum[i] / (model.masses[i] + springs.diagonal[i]) }).collect();
         }
         let prescribed: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { Vec3::zeros() }).collect();
         let mut pull = vec![Vec3::zeros(); n];
@@ -339,13 +359,32 @@ impl DeformableBody {
         for i in (0..n).filter(|&i| !self.pinned[i]) {
             momentum[i] += h * pull[i];
         }
-        let operator = DampedMass { body: self, gradients, h };
+        let operator = DampedMass { body: self, gradients, h, springs: &springs.diagonal };
         let scale = model.elements.damping_diagonal(&model.material, n);
-        let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + h * scale[i] }).collect());
+        let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + springs.diagonal[i] + h * scale[i] }).collect());
         let b: Vec<Real> = momentum.iter().flat_map(|p| p.iter().copied()).collect();
         let mut v: Vec<Real> = v0.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
         pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * n.max(10) });
         v.chunks(3).map(Vec3::from_column_slice).collect()
+    }
+
+    /// The soft pins' springs in a velocity solve over `h` with the particles at `x` and the
+    /// targets at time `t`: with `stretching`, the springs are evaluated where the solved
+    /// velocities take the particles, `x + h v` (step 1, Shinar eq. 2.6–2.7: fully implicit),
+    /// else at `x` (the midpoint of step 3) with their damping implicit.
+    fn spring_terms(&self, x: &[Vec3], t: Real, h: Real, stretching: bool) -> SpringTerms {
+        let n = self.positions.len();
+        let mut terms = SpringTerms { diagonal: vec![0.0; n], impulse: vec![Vec3::zeros(); n] };
+        for pin in &self.pins {
+            let Some((k, damping)) = pin.spring else { continue };
+            for (j, &i) in pin.particles.iter().enumerate() {
+                let i = i as usize;
+                let b = damping.unwrap_or_else(|| 2.0 * (k * self.model.masses[i]).sqrt());
+                terms.diagonal[i] = h * b + if stretching { h * h * k } else { 0.0 };
+                terms.impulse[i] = h * (-k * (x[i] - pin.target(j, t)) + b * pin.target_velocity(j, t));
+            }
+        }
+        terms
     }
 
     /// One substep of `dt` without anything outside (Newmark's steps of the module's
@@ -598,10 +637,10 @@ impl Solid for DeformableBody {
         &self.name
     }
 
-    /// Gives each moving pin's particles the velocity that brings them where their pin puts
+    /// Gives each hard pin's particles the velocity that brings them where their pin puts
     /// them at `time + dt`.
     fn prescribe(&mut self, time: Real, dt: Real) {
-        for pin in &self.pins {
+        for pin in self.pins.iter().filter(|p| p.spring.is_none()) {
             for (k, &i) in pin.particles.iter().enumerate() {
                 self.velocities[i as usize] = (pin.target(k, time + dt) - self.positions[i as usize]) / dt;
             }
@@ -611,22 +650,29 @@ impl Solid for DeformableBody {
     /// Steps 1 and 3 of the module's scheme: right after a move, the half step of backward
     /// Euler with the elastic forces' mean over the move, extrapolated to the whole step;
     /// otherwise backward Euler over `h`.
-    fn predict_velocities(&mut self, h: Real, gravity: &Vec3, _time: Real) {
+    /// Soft pins' springs are evaluated at the middle of the step: where the particles will be
+    /// half a step on (step 1), or at the midpoint of the move (step 3), with the targets there.
+    fn predict_velocities(&mut self, h: Real, gravity: &Vec3, time: Real) {
         let (forces, gradients) = self.elastic_forces();
         self.velocities = match self.start.take() {
-            Some(before) => {
+            Some((before, x0)) => {
                 let mean: Vec<Vec3> = before.iter().zip(&forces).map(|(a, b)| 0.5 * (a + b)).collect();
-                let half = self.advanced_velocities(&mean, &gradients, &self.velocities, 0.5 * h, gravity);
+                let midpoint: Vec<Vec3> = x0.iter().zip(&self.positions).map(|(a, b)| 0.5 * (a + b)).collect();
+                let springs = self.spring_terms(&midpoint, time + 0.5 * h, 0.5 * h, false);
+                let half = self.advanced_velocities(&mean, &gradients, &self.velocities, 0.5 * h, gravity, &springs);
                 half.iter().zip(&self.velocities).map(|(half, v0)| 2.0 * half - v0).collect()
             }
-            None => self.advanced_velocities(&forces, &gradients, &self.velocities, h, gravity),
+            None => {
+                let springs = self.spring_terms(&self.positions, time + h, h, true);
+                self.advanced_velocities(&forces, &gradients, &self.velocities, h, gravity, &springs)
+            }
         };
     }
 
     fn advance_positions(&mut self, dt: Real) {
         let (before, _) = self.elastic_forces();
-        self.positions = self.moved(dt, &Vec3::zeros());
-        self.start = Some(before);
+        let moved = self.moved(dt, &Vec3::zeros());
+        self.start = Some((before, std::mem::replace(&mut self.positions, moved)));
         self.forces = None;
         self.surface = SurfaceCache::default();
     }
