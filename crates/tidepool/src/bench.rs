@@ -297,7 +297,7 @@ pub fn stack(substeps: usize) -> Value {
         "full_deformable_bodies": full.len(),
         "particles": full.iter().map(|b| b.positions.len()).sum::<usize>(),
         "tetrahedra": full.iter().map(|b| b.model.elements.tets.len()).sum::<usize>(),
-        "surface_triangles": full.iter().map(|b| b.model.surface_triangles.len()).sum::<usize>(),
+        "surface_triangles": full.iter().map(|b| b.model.surface.triangles.len()).sum::<usize>(),
     })
 }
 

@@ -28,12 +28,13 @@
 //! (`W^T`), and the velocity there is the same weights' mean (`W`), so the body's response to
 //! impulses is `W M^-1 W^T` (Shinar eq. 2.4: a point's effective inverse mass is `sum w_i^2 /
 //! m_i`), symmetric and positive semi-definite. Pinned particles do not move. A body cut from
-//! a shape writes the shape's smooth surface, each vertex hard-bound to the tetrahedron holding
-//! it at rest (Shinar sec. 2.2), instead of the tetrahedra's jagged boundary; collisions and
-//! the liquid see the boundary.
+//! a shape shows and collides with the shape's smooth surface, each vertex hard-bound to the
+//! tetrahedron holding it at rest (Shinar sec. 2.2: collision samples sprinkled on the surface
+//! without refining the mesh), instead of the tetrahedra's jagged boundary: its vertices are
+//! the contact samples, and a point of it carries the impulses to up to twelve particles.
 
 use super::elastic::{Corotated, Elements};
-use crate::geometry::embedding::{Skin, TetLookup};
+use crate::geometry::embedding::{MaterialPoint, Skin, TetLookup};
 use crate::geometry::{MeshDistance, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
@@ -64,17 +65,14 @@ pub struct DeformableModel {
     pub elastic: ElasticMaterial,
     /// Lumped mass of each particle: a quarter of each adjacent tetrahedron's (kg).
     pub masses: Vec<Real>,
-    /// The particles on the boundary, and the boundary's triangles numbered by their places
-    /// in that list.
-    pub surface_particles: Vec<u32>,
-    pub surface_triangles: Vec<[u32; 3]>,
+    /// The surface the body shows and collides with: the shape's smooth surface carried by
+    /// the tetrahedra (each vertex hard-bound to the one holding it at rest) if the mesh was cut
+    /// from a shape, else the tetrahedra's boundary (each vertex a particle).
+    pub surface: Skin,
     /// Total mass (kg).
     pub mass: Real,
     /// The shortest altitude of an element at rest (m).
     altitude: Real,
-    /// The smooth surface written for the body, carried by the tetrahedra (hard-bound to
-    /// them), if the mesh was cut from a shape; else the tetrahedra's boundary is written.
-    pub skin: Option<Skin>,
 }
 
 impl DeformableModel {
@@ -83,7 +81,13 @@ impl DeformableModel {
     /// (in the mesh's frame) carried by the tetrahedra as its surface where one is given.
     pub fn new(mesh: TetMesh, young: Real, poisson: Real, beta: Real, density: Real, surface: Option<&TriMesh>) -> Result<Self, String> {
         mesh.check()?;
-        let skin = surface.map(|surface| Skin::bind(surface, &mesh, &TetLookup::new(&mesh), &Vec3::zeros()));
+        let surface = match surface {
+            Some(surface) => Skin::bind(surface, &mesh, &TetLookup::new(&mesh), &Vec3::zeros()),
+            None => {
+                let (particles, triangles) = mesh.boundary_surface();
+                Skin { triangles, vertices: particles.iter().map(|&i| MaterialPoint { tet: [i; 4], weights: [1.0, 0.0, 0.0, 0.0] }).collect() }
+            }
+        };
         let elements = Elements::new(&mesh);
         let mut masses = vec![0.0; mesh.vertices.len()];
         for (tet, volume) in elements.tets.iter().zip(&elements.rest_volume) {
@@ -91,21 +95,9 @@ impl DeformableModel {
                 masses[*v as usize] += 0.25 * density * volume;
             }
         }
-        let (surface_particles, surface_triangles) = mesh.boundary_surface();
         let altitude = elements.shortest_altitude(&mesh.vertices);
         let elastic = ElasticMaterial { young, poisson, density };
-        Ok(DeformableModel {
-            mass: masses.iter().sum(),
-            elements,
-            material: Corotated::new(young, poisson, beta),
-            elastic,
-            masses,
-            surface_particles,
-            surface_triangles,
-            altitude,
-            skin,
-            mesh,
-        })
+        Ok(DeformableModel { mass: masses.iter().sum(), elements, material: Corotated::new(young, poisson, beta), elastic, masses, surface, altitude, mesh })
     }
 
     /// The longest stable substep (s).
@@ -114,11 +106,41 @@ impl DeformableModel {
     }
 }
 
-/// A point of the body's surface: the particles of its triangle and its barycentric weights.
+/// A point of the body's surface: the particles that carry it and their weights (a surface
+/// triangle's three vertices, each carried by its tetrahedron's four particles; each particle
+/// once, its weights summed: at most twelve).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct SurfacePoint {
-    particles: [u32; 3],
-    weights: [Real; 3],
+    count: usize,
+    particles: [u32; 12],
+    weights: [Real; 12],
+}
+
+impl SurfacePoint {
+    /// The point with barycentric weights `weights` on the triangle of `vertices`.
+    fn on(vertices: [&MaterialPoint; 3], weights: [Real; 3]) -> Self {
+        let mut p = SurfacePoint { count: 0, particles: [0; 12], weights: [0.0; 12] };
+        for (vertex, w) in vertices.iter().zip(weights) {
+            for (&i, v) in vertex.tet.iter().zip(vertex.weights) {
+                if w * v == 0.0 {
+                    continue;
+                }
+                match p.particles[..p.count].iter().position(|&j| j == i) {
+                    Some(k) => p.weights[k] += w * v,
+                    None => {
+                        (p.particles[p.count], p.weights[p.count]) = (i, w * v);
+                        p.count += 1;
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    /// The particles and their weights.
+    fn carriers(&self) -> impl Iterator<Item = (usize, Real)> + '_ {
+        self.particles[..self.count].iter().zip(&self.weights[..self.count]).map(|(i, w)| (*i as usize, *w))
+    }
 }
 
 /// The body's surface where it is now, for distances and the surface points of world points.
@@ -485,9 +507,9 @@ impl DeformableBody {
         MeshDistance::new(&mesh).or_else(|_| MeshDistance::unsigned(&mesh)).expect("a checked tetrahedral mesh has a boundary")
     }
 
-    /// The boundary with the particles at `x`.
+    /// The surface with the particles at `x`.
     fn surface_mesh(&self, x: &[Vec3]) -> TriMesh {
-        TriMesh { vertices: self.model.surface_particles.iter().map(|&i| x[i as usize]).collect(), triangles: self.model.surface_triangles.clone() }
+        self.model.surface.carried(x)
     }
 
     /// The surface point nearest `x`.
@@ -498,21 +520,21 @@ impl DeformableBody {
             return *p;
         }
         let (_, triangle, weights) = deformed.distance.nearest(x);
-        let particles = self.model.surface_triangles[triangle].map(|v| self.model.surface_particles[v as usize]);
-        let p = SurfacePoint { particles, weights };
+        let surface = &self.model.surface;
+        let [a, b, c] = surface.triangles[triangle].map(|v| &surface.vertices[v as usize]);
+        let p = SurfacePoint::on([a, b, c], weights);
         deformed.found.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p);
         p
     }
 
     /// The velocity of surface point `p`.
     fn velocity_of(&self, p: &SurfacePoint) -> Vec3 {
-        p.particles.iter().zip(p.weights).map(|(i, w)| w * self.velocities[*i as usize]).sum()
+        p.carriers().map(|(i, w)| w * self.velocities[i]).sum()
     }
 
     /// Applies impulse `j` at surface point `p` (spread with its weights).
     fn push(&mut self, p: &SurfacePoint, j: &Vec3) {
-        for (i, w) in p.particles.iter().zip(p.weights) {
-            let i = *i as usize;
+        for (i, w) in p.carriers() {
             let dv = w * self.inverse_mass(i) * j;
             self.velocities[i] += dv;
         }
@@ -548,14 +570,14 @@ impl CoupledSolid for DeformableBody {
     /// velocity changes interpolated back.
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
         let surface: Vec<SurfacePoint> = points.iter().map(|x| self.surface_point(x)).collect();
-        let mut dv: HashMap<u32, Vec3> = HashMap::new();
+        let mut dv: HashMap<usize, Vec3> = HashMap::new();
         for (p, j) in surface.iter().zip(impulses) {
-            for (i, w) in p.particles.iter().zip(p.weights) {
-                *dv.entry(*i).or_insert_with(Vec3::zeros) += w * self.inverse_mass(*i as usize) * j;
+            for (i, w) in p.carriers() {
+                *dv.entry(i).or_insert_with(Vec3::zeros) += w * self.inverse_mass(i) * j;
             }
         }
         for (change, p) in changes.iter_mut().zip(&surface) {
-            *change = p.particles.iter().zip(p.weights).map(|(i, w)| w * dv[i]).sum();
+            *change = p.carriers().map(|(i, w)| w * dv[&i]).sum();
         }
     }
 
@@ -589,10 +611,11 @@ impl ContactBody for DeformableBody {
         self.max_point_speed()
     }
 
-    /// The surface particles, moved straight on with their velocities.
+    /// The surface's vertices where the particles carry them now and where their velocities
+    /// take them.
     fn samples(&self, dt: Real, kick: &Vec3) -> Vec<(Vec3, Vec3)> {
         let moved = self.moved(dt, kick);
-        self.model.surface_particles.iter().map(|&i| (self.positions[i as usize], moved[i as usize])).collect()
+        self.model.surface.vertices.iter().map(|p| (p.interpolate(&self.positions), p.interpolate(&moved))).collect()
     }
 
     fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
@@ -616,7 +639,7 @@ impl ContactBody for DeformableBody {
     /// `sum_i w_i^2 / m_i` times the identity (Shinar eq. 2.4).
     fn impulse_factor(&self, x: &Vec3) -> Mat3 {
         let p = self.surface_point(x);
-        Mat3::identity() * p.particles.iter().zip(p.weights).map(|(i, w)| w * w * self.inverse_mass(*i as usize)).sum::<Real>()
+        Mat3::identity() * p.carriers().map(|(i, w)| w * w * self.inverse_mass(i)).sum::<Real>()
     }
 
     fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
@@ -704,12 +727,8 @@ impl Solid for DeformableBody {
         Ok(())
     }
 
-    /// The skin where the particles carry it, else the tetrahedra's boundary.
     fn surface(&self) -> (TriMesh, Vec<Vec3>) {
-        match &self.model.skin {
-            Some(skin) => (skin.carried(&self.positions), skin.vertices.iter().map(|p| p.interpolate(&self.velocities)).collect()),
-            None => (self.surface_mesh(&self.positions), self.model.surface_particles.iter().map(|&i| self.velocities[i as usize]).collect()),
-        }
+        (self.surface_mesh(&self.positions), self.model.surface.vertices.iter().map(|p| p.interpolate(&self.velocities)).collect())
     }
 
     /// One part: its centre of mass, momentum, the angular velocity of its angular momentum
