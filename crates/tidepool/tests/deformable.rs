@@ -102,21 +102,33 @@ fn damping_brings_the_body_to_rest() {
     assert!(end < 1e-3 * start, "the energy fell only to {:.3e} of the start", end / start);
 }
 
-/// A cantilever 1 m long with a square section 0.1 m wide, `cells` elements across, clamped
-/// at x = 0 (Poisson's ratio 0, E = 300 MPa): its tip's mean deflection at rest under its own
-/// weight, and Euler–Bernoulli's `q L^4 / (8 E I)` (4.9 mm, half a percent of its length).
-fn cantilever(cells: usize) -> (Real, Real) {
-    let (length, side, young, density, g) = (1.0, 0.1, 3e8, 1000.0, 9.81);
-    let mesh = TetMesh::box_grid(&Vec3::new(0.0, -0.5 * side, -0.5 * side), &Vec3::new(length, 0.5 * side, 0.5 * side), [10 * cells, cells, cells]);
-    let model = Arc::new(DeformableModel::new(mesh.clone(), young, 0.0, 0.0, density, None).unwrap());
-    let mut body = DeformableBody::new("beam", model, mesh.vertices.clone(), MATERIAL);
-    body.pinned = mesh.vertices.iter().map(|x| x.x < 1e-9).collect();
-    let remaining = body.settle(&Vec3::new(0.0, -g, 0.0), 8).unwrap();
+/// A bar along x from 0 to `BAR_LENGTH` with a square section `BAR_SIDE` wide, `cells`
+/// elements across and ten times as many along, of 1000 kg/m^3, with its particles at
+/// `place(rest position)` and those `held` pinned there, settled at rest under `gravity`.
+fn settled_bar(cells: usize, young: Real, poisson: Real, place: impl Fn(&Vec3) -> Vec3, held: impl Fn(&Vec3) -> bool, gravity: &Vec3) -> (TetMesh, DeformableBody) {
+    let half = 0.5 * BAR_SIDE;
+    let mesh = TetMesh::box_grid(&Vec3::new(0.0, -half, -half), &Vec3::new(BAR_LENGTH, half, half), [10 * cells, cells, cells]);
+    let model = Arc::new(DeformableModel::new(mesh.clone(), young, poisson, 0.0, 1000.0, None).unwrap());
+    let mut body = DeformableBody::new("bar", model, mesh.vertices.iter().map(&place).collect(), MATERIAL);
+    body.pinned = mesh.vertices.iter().map(held).collect();
+    let remaining = body.settle(gravity, 8).unwrap();
     assert!(remaining < 1e-6, "{cells} cells: the forces are out of balance by {remaining:e} of the start's");
-    let tip: Vec<usize> = (0..mesh.vertices.len()).filter(|&i| mesh.vertices[i].x > length - 1e-9).collect();
+    (mesh, body)
+}
+
+const BAR_LENGTH: Real = 1.0;
+const BAR_SIDE: Real = 0.1;
+
+/// The bar of [`settled_bar`] as a cantilever, clamped at x = 0 (Poisson's ratio 0, E = 300
+/// MPa): its tip's mean deflection at rest under its own weight, and Euler–Bernoulli's `q L^4
+/// / (8 E I)` (4.9 mm, half a percent of its length).
+fn cantilever(cells: usize) -> (Real, Real) {
+    let (young, g) = (3e8, 9.81);
+    let (mesh, body) = settled_bar(cells, young, 0.0, |x| *x, |x| x.x < 1e-9, &Vec3::new(0.0, -g, 0.0));
+    let tip: Vec<usize> = (0..mesh.vertices.len()).filter(|&i| mesh.vertices[i].x > BAR_LENGTH - 1e-9).collect();
     let deflection = -tip.iter().map(|&i| body.positions[i].y - mesh.vertices[i].y).sum::<Real>() / tip.len() as Real;
-    let inertia = side.powi(4) / 12.0;
-    (deflection, density * g * side * side * length.powi(4) / (8.0 * young * inertia))
+    let inertia = BAR_SIDE.powi(4) / 12.0;
+    (deflection, 1000.0 * g * BAR_SIDE * BAR_SIDE * BAR_LENGTH.powi(4) / (8.0 * young * inertia))
 }
 
 /// The cantilever's tip deflection converges to Euler–Bernoulli's under refinement: linear
@@ -137,27 +149,20 @@ fn cantilever_deflection_converges_to_euler_bernoulli() {
     assert!(errors[1] / errors[2] > 3.0, "the error fell only from {:.3} to {:.3} when the elements halved", errors[1], errors[2]);
 }
 
-/// A bar 1 m long with a square section 0.1 m wide, `cells` elements across (Poisson's ratio
-/// 0.3, E = 1 MPa), its end at x = 0 held and its end at x = 1 m turned by 0.01 rad about the
-/// bar's axis, at rest: the torque holding the turned end, and Saint-Venant's `0.1406 G a^4
-/// theta / L` for a square section.
+/// The bar of [`settled_bar`] (Poisson's ratio 0.3, E = 1 MPa, no gravity), its end at x = 0
+/// held and its end at x = 1 m turned by 0.01 rad about the bar's axis, at rest: the torque
+/// holding the turned end, and Saint-Venant's `0.1406 G a^4 theta / L` for a square section.
 fn twisted_bar(cells: usize) -> (Real, Real) {
-    let (length, side, young, poisson, theta) = (1.0, 0.1, 1e6, 0.3, 0.01);
-    let mesh = TetMesh::box_grid(&Vec3::new(0.0, -0.5 * side, -0.5 * side), &Vec3::new(length, 0.5 * side, 0.5 * side), [10 * cells, cells, cells]);
-    let model = Arc::new(DeformableModel::new(mesh.clone(), young, poisson, 0.0, 1000.0, None).unwrap());
+    let (young, poisson, theta) = (1e6, 0.3, 0.01);
     let turn = nalgebra::Rotation3::from_axis_angle(&Vec3::x_axis(), theta);
-    let end = |x: &Vec3| x.x > length - 1e-9;
-    let positions = mesh.vertices.iter().map(|x| if end(x) { turn * x } else { *x }).collect();
-    let mut body = DeformableBody::new("bar", Arc::clone(&model), positions, MATERIAL);
-    body.pinned = mesh.vertices.iter().map(|x| x.x < 1e-9 || end(x)).collect();
-    let remaining = body.settle(&Vec3::zeros(), 8).unwrap();
-    assert!(remaining < 1e-6, "{cells} cells: the forces are out of balance by {remaining:e} of the start's");
+    let end = |x: &Vec3| x.x > BAR_LENGTH - 1e-9;
+    let (mesh, body) = settled_bar(cells, young, poisson, |x| if end(x) { turn * x } else { *x }, |x| x.x < 1e-9 || end(x), &Vec3::zeros());
     let mut forces = vec![Vec3::zeros(); mesh.vertices.len()];
-    model.elements.elastic_forces(&model.material, &body.positions, &mut forces);
+    body.model.elements.elastic_forces(&body.model.material, &body.positions, &mut forces);
     // The hold balances the elastic forces on the turned end's particles.
     let torque: Real = (0..mesh.vertices.len()).filter(|&i| end(&mesh.vertices[i])).map(|i| -body.positions[i].cross(&forces[i]).x).sum();
     let shear = young / (2.0 * (1.0 + poisson));
-    (torque, 0.1406 * shear * side.powi(4) * theta / length)
+    (torque, 0.1406 * shear * BAR_SIDE.powi(4) * theta / BAR_LENGTH)
 }
 
 /// The twisted bar's torque converges to Saint-Venant's under refinement: linear tetrahedra

@@ -24,10 +24,12 @@
 //! an element: [`Solid::max_time_step`].
 //!
 //! Impulses act on the particles through the body's surface: an impulse at a point is spread
-//! over the vertices of the nearest surface triangle with that point's barycentric weights
+//! over the particles that carry the nearest surface triangle, with that point's weights
 //! (`W^T`), and the velocity there is the same weights' mean (`W`), so the body's response to
 //! impulses is `W M^-1 W^T` (Shinar eq. 2.4: a point's effective inverse mass is `sum w_i^2 /
-//! m_i`), symmetric and positive semi-definite. Pinned particles do not move. A body cut from
+//! m_i`), symmetric and positive semi-definite. Pinned particles have infinite mass: they move
+//! only as their pins prescribe (`[[body.pin]]`; a soft pin ties its particles by implicit
+//! zero-length springs instead). A body cut from
 //! a shape shows and collides with the shape's smooth surface, each vertex hard-bound to the
 //! tetrahedron holding it at rest (Shinar sec. 2.2: collision samples sprinkled on the surface
 //! without refining the mesh), instead of the tetrahedra's jagged boundary: its vertices are
@@ -180,7 +182,8 @@ pub struct DeformableBody {
     pub velocities: Vec<Vec3>,
     /// Particles whose motion is prescribed (held where they are, unless a pin moves them).
     pub pinned: Vec<bool>,
-    /// The pins that move their particles.
+    /// The pins: a hard one prescribes its particles' motion (they are `pinned`), a soft one
+    /// ties them by springs.
     pub pins: Vec<PinMotion>,
     /// Restitution and friction.
     pub material: Material,
@@ -410,7 +413,7 @@ impl DeformableBody {
     }
 
     /// One substep of `dt` without anything outside (Newmark's steps of the module's
-    /// documentation, no collisions).
+    /// documentation; no collisions, and hard pins hold their particles where they are).
     pub fn step(&mut self, dt: Real, gravity: &Vec3) {
         let start = self.velocities.clone();
         self.predict_velocities(0.5 * dt, gravity, 0.0);
