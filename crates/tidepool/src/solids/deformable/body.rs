@@ -75,6 +75,8 @@ pub struct DeformableModel {
     pub mass: Real,
     /// The shortest altitude of an element at rest (m).
     altitude: Real,
+    /// The damping's diagonal at rest, per particle (the velocity solve's preconditioner).
+    damping_diagonal: Vec<Real>,
 }
 
 impl DeformableModel {
@@ -99,7 +101,9 @@ impl DeformableModel {
         }
         let altitude = elements.shortest_altitude(&mesh.vertices);
         let elastic = ElasticMaterial { young, poisson, density };
-        Ok(DeformableModel { mass: masses.iter().sum(), elements, material: Corotated::new(young, poisson, beta), elastic, masses, surface, altitude, mesh })
+        let material = Corotated::new(young, poisson, beta);
+        let damping_diagonal = elements.damping_diagonal(&material, mesh.vertices.len());
+        Ok(DeformableModel { mass: masses.iter().sum(), elements, material, elastic, masses, surface, altitude, damping_diagonal, mesh })
     }
 
     /// The longest stable substep (s).
@@ -357,15 +361,14 @@ impl DeformableBody {
         }
     }
 
-    /// The elastic forces and deformation gradients at the current positions (computed once
-    /// between moves).
-    fn elastic_forces(&mut self) -> (Vec<Vec3>, Vec<Mat3>) {
+    /// Computes the elastic forces and deformation gradients at the current positions, unless
+    /// they already are (they stay until the particles move).
+    fn compute_forces(&mut self) {
         if self.forces.is_none() {
             let mut forces = vec![Vec3::zeros(); self.positions.len()];
-            let (gradients, _) = self.model.elements.elastic_forces(&self.model.material, &self.positions, &mut forces);
+            let gradients = self.model.elements.elastic_forces(&self.model.material, &self.positions, &mut forces);
             self.forces = Some((forces, gradients));
         }
-        self.forces.clone().expect("just computed")
     }
 
     /// The velocities after `h` of gravity, the elastic forces `forces` and the damping with
@@ -385,8 +388,7 @@ impl DeformableBody {
             momentum[i] += h * pull[i];
         }
         let operator = DampedMass { body: self, gradients, h, springs: &springs.diagonal };
-        let scale = model.elements.damping_diagonal(&model.material, n);
-        let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + springs.diagonal[i] + h * scale[i] }).collect());
+        let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + springs.diagonal[i] + h * model.damping_diagonal[i] }).collect());
         let b: Vec<Real> = momentum.iter().flat_map(|p| p.iter().copied()).collect();
         let mut v: Vec<Real> = v0.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
         pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * n.max(10) });
@@ -480,7 +482,7 @@ impl DeformableBody {
 
     /// Energy stored in the elements (J).
     pub fn elastic_energy(&self) -> Real {
-        self.model.elements.elastic_forces(&self.model.material, &self.positions, &mut vec![Vec3::zeros(); self.positions.len()]).1
+        self.model.elements.energy(&self.model.material, &self.positions)
     }
 
     /// Kinetic energy of the particles (J).
@@ -679,27 +681,29 @@ impl Solid for DeformableBody {
     /// Soft pins' springs are evaluated at the middle of the step: where the particles will be
     /// half a step on (step 1), or at the midpoint of the move (step 3), with the targets there.
     fn predict_velocities(&mut self, h: Real, gravity: &Vec3, time: Real) {
-        let (forces, gradients) = self.elastic_forces();
-        self.velocities = match self.start.take() {
+        self.compute_forces();
+        let start = self.start.take();
+        let (forces, gradients) = self.forces.as_ref().expect("just computed");
+        self.velocities = match start {
             Some((before, x0)) => {
-                let mean: Vec<Vec3> = before.iter().zip(&forces).map(|(a, b)| 0.5 * (a + b)).collect();
+                let mean: Vec<Vec3> = before.iter().zip(forces).map(|(a, b)| 0.5 * (a + b)).collect();
                 let midpoint: Vec<Vec3> = x0.iter().zip(&self.positions).map(|(a, b)| 0.5 * (a + b)).collect();
                 let springs = self.spring_terms(&midpoint, time + 0.5 * h, 0.5 * h, false);
-                let half = self.advanced_velocities(&mean, &gradients, &self.velocities, 0.5 * h, gravity, &springs);
+                let half = self.advanced_velocities(&mean, gradients, &self.velocities, 0.5 * h, gravity, &springs);
                 half.iter().zip(&self.velocities).map(|(half, v0)| 2.0 * half - v0).collect()
             }
             None => {
                 let springs = self.spring_terms(&self.positions, time + h, h, true);
-                self.advanced_velocities(&forces, &gradients, &self.velocities, h, gravity, &springs)
+                self.advanced_velocities(forces, gradients, &self.velocities, h, gravity, &springs)
             }
         };
     }
 
     fn advance_positions(&mut self, dt: Real) {
-        let (before, _) = self.elastic_forces();
+        self.compute_forces();
+        let (before, _) = self.forces.take().expect("just computed");
         let moved = self.moved(dt, &Vec3::zeros());
         self.start = Some((before, std::mem::replace(&mut self.positions, moved)));
-        self.forces = None;
         self.surface = SurfaceCache::default();
     }
 

@@ -108,18 +108,25 @@ impl Elements {
     }
 
     /// The elastic forces at positions `x` (added to `forces`) with the deformation gradients
-    /// they used, and the stored energy (J).
-    pub fn elastic_forces(&self, material: &Corotated, x: &[Vec3], forces: &mut [Vec3]) -> (Vec<Mat3>, Real) {
-        let gradients: Vec<Mat3> = (0..self.tets.len()).into_par_iter().map(|t| self.deformation_gradient(t, x)).collect();
+    /// they used.
+    pub fn elastic_forces(&self, material: &Corotated, x: &[Vec3], forces: &mut [Vec3]) -> Vec<Mat3> {
+        let gradients = self.gradients(x);
         let rotations: Vec<Mat3> = gradients.par_iter().map(rotation).collect();
         let stress = |t: usize| {
             let f = gradients[t];
             2.0 * material.mu * (f - rotations[t]) + material.lambda * (f.determinant() - 1.0) * cofactor(&f)
         };
         self.add_forces(stress, forces);
-        // Summed in fixed chunks: the same on any number of threads, so runs and resumes agree.
-        let energy = tidepool_linalg::reduce::sum_by(self.tets.len(), |t| self.rest_volume[t] * material.energy_density(&gradients[t], &rotations[t]));
-        (gradients, energy)
+        gradients
+    }
+
+    /// The energy stored at positions `x` (J), summed in fixed chunks: the same on any number
+    /// of threads, so runs and resumes agree.
+    pub fn energy(&self, material: &Corotated, x: &[Vec3]) -> Real {
+        tidepool_linalg::reduce::sum_by(self.tets.len(), |t| {
+            let f = self.deformation_gradient(t, x);
+            self.rest_volume[t] * material.energy_density(&f, &rotation(&f))
+        })
     }
 
     /// The damping forces of velocities `v` with the elements' deformation gradients
@@ -138,9 +145,9 @@ impl Elements {
         self.add_forces(stress, forces);
     }
 
-    /// The diagonal of the damping's matrix with the rotations left out (`beta V_0 (lambda +
-    /// 2 mu) |g_a|^2` per vertex, `g_a` the shape function gradients): the scale of each
-    /// vertex's row, for a Jacobi preconditioner.
+    /// The diagonal of the damping's matrix at rest (`beta V_0 (lambda + 2 mu) |g_a|^2` per
+    /// vertex, `g_a` the shape function gradients): the scale of each vertex's row, for a
+    /// Jacobi preconditioner.
     pub fn damping_diagonal(&self, material: &Corotated, vertices: usize) -> Vec<Real> {
         let mut diagonal = vec![0.0; vertices];
         for (t, tet) in self.tets.iter().enumerate() {
@@ -211,7 +218,7 @@ mod tests {
         ] {
             let mut forces = vec![Vec3::zeros(); 4];
             elements.elastic_forces(&material, &x, &mut forces);
-            let energy = |x: &[Vec3]| elements.elastic_forces(&material, x, &mut [Vec3::zeros(); 4]).1;
+            let energy = |x: &[Vec3]| elements.energy(&material, x);
             let scale = forces.iter().map(|f| f.norm()).fold(0.0, Real::max);
             assert!(scale > 1.0, "the element is deformed");
             for v in 0..4 {
@@ -237,7 +244,8 @@ mod tests {
         let turn = nalgebra::Rotation3::from_euler_angles(0.3, -1.1, 2.0);
         let turned: Vec<Vec3> = mesh.vertices.iter().map(|x| turn * x + Vec3::new(1.0, 2.0, 3.0)).collect();
         let mut forces = vec![Vec3::zeros(); 4];
-        let (_, energy) = elements.elastic_forces(&material, &turned, &mut forces);
+        elements.elastic_forces(&material, &turned, &mut forces);
+        let energy = elements.energy(&material, &turned);
         assert!(energy < 1e-20 && forces.iter().all(|f| f.norm() < 1e-10), "energy {energy}, forces {forces:?}");
         let inverted = vec![Vec3::zeros(), Vec3::x(), Vec3::y(), Vec3::new(0.0, 0.0, -0.2)];
         let mut forces = vec![Vec3::zeros(); 4];
