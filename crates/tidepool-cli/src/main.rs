@@ -358,10 +358,10 @@ fn check(path: &Path) -> anyhow::Result<u8> {
         let pinned = body.pinned.iter().filter(|p| **p).count();
         let _ = writeln!(
             out,
-            "body       {} (deformable in full: {} particles, {pinned} pinned, {} tetrahedra, stable step {:.3} ms): {:.4} kg, centre of mass [{:.3}, {:.3}, {:.3}] m",
+            "body       {} (deformable in full: {} particles, {pinned} pinned, {}, stable step {:.3} ms): {:.4} kg, centre of mass [{:.3}, {:.3}, {:.3}] m",
             body.name,
             body.positions.len(),
-            m.elements.tets.len(),
+            m.elements.summary(),
             m.max_time_step() * 1e3,
             m.mass,
             c.x,

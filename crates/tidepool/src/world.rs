@@ -454,7 +454,7 @@ fn full_models(loaded: &LoadedScene) -> Result<Vec<Option<Arc<DeformableModel>>>
 fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<Arc<DeformableModel>>]) -> Result<DeformableBody, (String, String)> {
     let part = &reduced.parts[0];
     let model = models[part.model].as_ref().expect("a full body's part has a finite-element model");
-    let positions: Vec<Vec3> = model.mesh.vertices.iter().map(|v| part.position + setup.orientation * v).collect();
+    let positions: Vec<Vec3> = model.rest.iter().map(|v| part.position + setup.orientation * v).collect();
     let mut body = DeformableBody::new(&setup.name, Arc::clone(model), positions, Material { restitution: setup.restitution, friction: setup.friction });
     body.velocities = body.positions.iter().map(|x| setup.velocity + setup.angular_velocity.cross(&(x - part.position))).collect();
     for (n, pin) in reduced.pins.iter().enumerate() {

@@ -13,6 +13,11 @@ pub struct MaterialPoint {
 }
 
 impl MaterialPoint {
+    /// Vertex `i` itself.
+    pub fn particle(i: u32) -> Self {
+        MaterialPoint { tet: [i; 4], weights: [1.0, 0.0, 0.0, 0.0] }
+    }
+
     /// The values at the tetrahedron's corners (indexed by vertex) interpolated at the point.
     pub fn interpolate(&self, values: &[Vec3]) -> Vec3 {
         self.tet.iter().zip(self.weights).map(|(v, w)| w * values[*v as usize]).sum()

@@ -137,6 +137,54 @@ impl TriMesh {
         pairs.into_iter().find(|&(t, u)| crosses(t, u))
     }
 
+    /// A flat rectangle `width` along x by `depth` along z, centred on the origin, facing +y,
+    /// cut into near-equilateral triangles of side about `spacing`: rows of vertices
+    /// `spacing sqrt(3) / 2` apart, every other row shifted by half a spacing (and closed at
+    /// both ends by a vertex on the rectangle's edge).
+    pub fn sheet(width: Real, depth: Real, spacing: Real) -> TriMesh {
+        let columns = (width / spacing).round().max(1.0) as usize;
+        let rows = (depth / (spacing * 0.75f64.sqrt())).round().max(1.0) as usize;
+        let (dx, dz) = (width / columns as Real, depth / rows as Real);
+        let mut vertices = Vec::new();
+        let mut starts = Vec::new();
+        for j in 0..=rows {
+            starts.push(vertices.len() as u32);
+            let z = j as Real * dz - 0.5 * depth;
+            let xs: Vec<Real> = if j % 2 == 0 {
+                (0..=columns).map(|i| i as Real * dx).collect()
+            } else {
+                std::iter::once(0.0).chain((0..columns).map(|i| (i as Real + 0.5) * dx)).chain(std::iter::once(width)).collect()
+            };
+            vertices.extend(xs.into_iter().map(|x| Vec3::new(x - 0.5 * width, 0.0, z)));
+        }
+        starts.push(vertices.len() as u32);
+        let mut triangles = Vec::new();
+        for j in 0..rows {
+            // Zip the two rows together, always advancing along the one whose next vertex is
+            // nearer the start.
+            let (mut a, mut b) = (starts[j], starts[j + 1]);
+            let (a_end, b_end) = (starts[j + 1] - 1, starts[j + 2] - 1);
+            while a < a_end || b < b_end {
+                let advance_a = b == b_end || (a < a_end && vertices[a as usize + 1].x <= vertices[b as usize + 1].x);
+                if advance_a {
+                    triangles.push([a, b, a + 1]);
+                    a += 1;
+                } else {
+                    triangles.push([a, b, b + 1]);
+                    b += 1;
+                }
+            }
+        }
+        // Face +y: the rows run along +x and follow each other along +z.
+        for t in &mut triangles {
+            let [p, q, r] = t.map(|i| vertices[i as usize]);
+            if (q - p).cross(&(r - p)).y < 0.0 {
+                t.swap(1, 2);
+            }
+        }
+        TriMesh { vertices, triangles }
+    }
+
     /// The edges of the mesh's holes, `(a, b)` as their one triangle runs them, sorted; an
     /// error if an edge is used twice in the same direction (non-manifold or inconsistently
     /// oriented triangles).

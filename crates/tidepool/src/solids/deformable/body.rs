@@ -35,7 +35,9 @@
 //! without refining the mesh), instead of the tetrahedra's jagged boundary: its vertices are
 //! the contact samples, and a point of it carries the impulses to up to twelve particles.
 
-use super::elastic::{Corotated, Elements};
+use super::elastic::{Corotated, Tetrahedra};
+use super::shell::Shell;
+use super::Elements;
 use crate::geometry::embedding::{MaterialPoint, Skin, TetLookup};
 use crate::geometry::{MeshDistance, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
@@ -47,68 +49,81 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tidepool_linalg::{pcg, CsrMatrix, LinearOperator, PcgParams, Preconditioner, SparseCholesky};
 
-/// A fraction of the time an elastic pressure wave takes to cross the thinnest element: the
-/// longest substep the explicit elastic forces allow.
+/// A fraction of the time an elastic pressure wave takes to cross the thinnest element (and of
+/// a sheet's fastest bending period over pi): the longest substep the explicit elastic forces
+/// allow.
 const ELASTIC_CFL: Real = 0.5;
 /// Relative residual of the damped velocity solve.
 const DAMPING_TOLERANCE: Real = 1e-10;
 
-/// What copies of one deformable body share: the rest mesh, its elements and material, and
+/// What copies of one deformable body share: the rest shape, its elements and material, and
 /// the particles' masses.
 #[derive(Debug)]
 pub struct DeformableModel {
-    /// The rest mesh.
-    pub mesh: TetMesh,
-    /// The elements' rest shapes.
+    /// The particles' rest positions.
+    pub rest: Vec<Vec3>,
+    /// The elements joining them.
     pub elements: Elements,
-    /// The material.
+    /// The material (in plane stress for a sheet).
     pub material: Corotated,
     /// Its linear elastic constants and density (the material at small strains).
     pub elastic: ElasticMaterial,
-    /// Lumped mass of each particle: a quarter of each adjacent tetrahedron's (kg).
+    /// Lumped mass of each particle (kg).
     pub masses: Vec<Real>,
-    /// The surface the body shows and collides with: the shape's smooth surface carried by
-    /// the tetrahedra (each vertex hard-bound to the one holding it at rest) if the mesh was cut
-    /// from a shape, else the tetrahedra's boundary (each vertex a particle).
+    /// The surface the body shows and collides with: for a volume cut from a shape, the
+    /// shape's smooth surface carried by the tetrahedra (each vertex hard-bound to the one
+    /// holding it at rest), else the tetrahedra's boundary; for a sheet, its triangles (each
+    /// vertex a particle).
     pub surface: Skin,
     /// Total mass (kg).
     pub mass: Real,
-    /// The shortest altitude of an element at rest (m).
-    altitude: Real,
+    /// How far the body reaches beyond its surface mesh (m): half a sheet's thickness (a sheet
+    /// has no inside; its distance is that to its triangles less this), 0 for a volume.
+    pub half_thickness: Real,
+    /// The longest stable substep (s).
+    stable_step: Real,
     /// The damping's diagonal at rest, per particle (the velocity solve's preconditioner).
     damping_diagonal: Vec<Real>,
 }
 
 impl DeformableModel {
-    /// The model of `mesh` (checked) of a material of Young's modulus `young` (Pa), Poisson's
-    /// ratio `poisson`, damping `beta` (s) and density `density` (kg/m^3), writing `surface`
-    /// (in the mesh's frame) carried by the tetrahedra as its surface where one is given.
+    /// The model of the tetrahedral `mesh` (checked) of a material of Young's modulus `young`
+    /// (Pa), Poisson's ratio `poisson`, damping `beta` (s) and density `density` (kg/m^3),
+    /// writing `surface` (in the mesh's frame) carried by the tetrahedra as its surface where
+    /// one is given.
     pub fn new(mesh: TetMesh, young: Real, poisson: Real, beta: Real, density: Real, surface: Option<&TriMesh>) -> Result<Self, String> {
         mesh.check()?;
         let surface = match surface {
             Some(surface) => Skin::bind(surface, &mesh, &TetLookup::new(&mesh), &Vec3::zeros()),
             None => {
                 let (particles, triangles) = mesh.boundary_surface();
-                Skin { triangles, vertices: particles.iter().map(|&i| MaterialPoint { tet: [i; 4], weights: [1.0, 0.0, 0.0, 0.0] }).collect() }
+                Skin { triangles, vertices: particles.iter().map(|&i| MaterialPoint::particle(i)).collect() }
             }
         };
-        let elements = Elements::new(&mesh);
-        let mut masses = vec![0.0; mesh.vertices.len()];
-        for (tet, volume) in elements.tets.iter().zip(&elements.rest_volume) {
-            for v in tet {
-                masses[*v as usize] += 0.25 * density * volume;
-            }
-        }
-        let altitude = elements.shortest_altitude(&mesh.vertices);
-        let elastic = ElasticMaterial { young, poisson, density };
-        let material = Corotated::new(young, poisson, beta);
-        let damping_diagonal = elements.damping_diagonal(&material, mesh.vertices.len());
-        Ok(DeformableModel { mass: masses.iter().sum(), elements, material, elastic, masses, surface, altitude, damping_diagonal, mesh })
+        let elements = Elements::Volume(Tetrahedra::new(&mesh));
+        Ok(Self::assemble(mesh.vertices, elements, Corotated::new(young, poisson, beta), ElasticMaterial { young, poisson, density }, surface, 0.0))
+    }
+
+    /// The model of a sheet (cloth, a thin shell): the triangle mesh `mesh` (a manifold,
+    /// consistently oriented) `thickness` thick, of a material of Young's modulus `young`,
+    /// Poisson's ratio `poisson`, damping `beta` and density `density`.
+    pub fn sheet(mesh: &TriMesh, thickness: Real, young: Real, poisson: Real, beta: Real, density: Real) -> Result<Self, String> {
+        let elements = Elements::Shell(Shell::new(mesh, thickness, young, poisson)?);
+        let surface = Skin { triangles: mesh.triangles.clone(), vertices: (0..mesh.vertices.len() as u32).map(MaterialPoint::particle).collect() };
+        let material = Corotated::plane_stress(young, poisson, beta);
+        Ok(Self::assemble(mesh.vertices.clone(), elements, material, ElasticMaterial { young, poisson, density }, surface, 0.5 * thickness))
+    }
+
+    fn assemble(rest: Vec<Vec3>, elements: Elements, material: Corotated, elastic: ElasticMaterial, surface: Skin, half_thickness: Real) -> Self {
+        let masses = elements.masses(elastic.density, rest.len());
+        let stable_step = elements.stable_step(&material, elastic.density, &rest, &masses, ELASTIC_CFL);
+        let damping_diagonal = elements.damping_diagonal(&material, &rest);
+        DeformableModel { mass: masses.iter().sum(), rest, elements, material, elastic, masses, surface, half_thickness, stable_step, damping_diagonal }
     }
 
     /// The longest stable substep (s).
     pub fn max_time_step(&self) -> Real {
-        ELASTIC_CFL * self.altitude / self.material.wave_speed(self.elastic.density)
+        self.stable_step
     }
 }
 
@@ -191,8 +206,8 @@ pub struct DeformableBody {
     pub pins: Vec<PinMotion>,
     /// Restitution and friction.
     pub material: Material,
-    /// The elastic forces and deformation gradients at the current positions, once computed.
-    forces: Option<(Vec<Vec3>, Vec<Mat3>)>,
+    /// The elastic forces at the current positions, once computed.
+    forces: Option<Vec<Vec3>>,
     /// The elastic forces and the positions before the last move, until the next prediction
     /// takes the forces' mean with those after it (and the soft pins the positions' midpoint).
     start: Option<(Vec<Vec3>, Vec<Vec3>)>,
@@ -244,7 +259,6 @@ impl PinMotion {
 /// pinned ones.
 struct DampedMass<'a> {
     body: &'a DeformableBody,
-    gradients: &'a [Mat3],
     h: Real,
     springs: &'a [Real],
 }
@@ -266,7 +280,7 @@ impl LinearOperator for DampedMass<'_> {
         let b = self.body;
         let v: Vec<Vec3> = (0..b.positions.len()).map(|i| if b.pinned[i] { Vec3::zeros() } else { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) }).collect();
         let mut damping = vec![Vec3::zeros(); v.len()];
-        b.model.elements.damping_forces(&b.model.material, self.gradients, &v, &mut damping);
+        b.model.elements.damping_forces(&b.model.material, &b.positions, &v, &mut damping);
         for i in 0..v.len() {
             let out = if b.pinned[i] { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) } else { (b.model.masses[i] + self.springs[i]) * v[i] - self.h * damping[i] };
             y[3 * i..3 * i + 3].copy_from_slice(out.as_slice());
@@ -361,21 +375,21 @@ impl DeformableBody {
         }
     }
 
-    /// Computes the elastic forces and deformation gradients at the current positions, unless
-    /// they already are (they stay until the particles move).
+    /// Computes the elastic forces at the current positions, unless they already are (they
+    /// stay until the particles move).
     fn compute_forces(&mut self) {
         if self.forces.is_none() {
             let mut forces = vec![Vec3::zeros(); self.positions.len()];
-            let gradients = self.model.elements.elastic_forces(&self.model.material, &self.positions, &mut forces);
-            self.forces = Some((forces, gradients));
+            self.model.elements.elastic_forces(&self.model.material, &self.positions, &mut forces);
+            self.forces = Some(forces);
         }
     }
 
     /// The velocities after `h` of gravity, the elastic forces `forces` and the damping with
-    /// the elements deformed by `gradients`, starting from `v0`: damping implicit.
+    /// the elements where the particles are, starting from `v0`: damping implicit.
     /// Pinned particles keep their prescribed velocities; their share of the damping on the
     /// others is known and goes to the right-hand side.
-    fn advanced_velocities(&self, forces: &[Vec3], gradients: &[Mat3], v0: &[Vec3], h: Real, gravity: &Vec3, springs: &SpringTerms) -> Vec<Vec3> {
+    fn advanced_velocities(&self, forces: &[Vec3], v0: &[Vec3], h: Real, gravity: &Vec3, springs: &SpringTerms) -> Vec<Vec3> {
         let (model, n) = (&self.model, self.positions.len());
         let mut momentum: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { model.masses[i] * (v0[i] + h * gravity) + h * forces[i] + springs.impulse[i] }).collect();
         if model.material.beta == 0.0 {
@@ -383,11 +397,11 @@ impl DeformableBody {
         }
         let prescribed: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { Vec3::zeros() }).collect();
         let mut pull = vec![Vec3::zeros(); n];
-        model.elements.damping_forces(&model.material, gradients, &prescribed, &mut pull);
+        model.elements.damping_forces(&model.material, &self.positions, &prescribed, &mut pull);
         for i in (0..n).filter(|&i| !self.pinned[i]) {
             momentum[i] += h * pull[i];
         }
-        let operator = DampedMass { body: self, gradients, h, springs: &springs.diagonal };
+        let operator = DampedMass { body: self, h, springs: &springs.diagonal };
         let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + springs.diagonal[i] + h * model.damping_diagonal[i] }).collect());
         let b: Vec<Real> = momentum.iter().flat_map(|p| p.iter().copied()).collect();
         let mut v: Vec<Real> = v0.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
@@ -435,6 +449,9 @@ impl DeformableBody {
         if !self.pinned.contains(&true) {
             return Err(format!("deformable body `{}` has no pinned particle: it has no equilibrium to settle to", self.name));
         }
+        let Elements::Volume(tetrahedra) = &self.model.elements else {
+            return Err(format!("deformable body `{}` is a sheet: only volumes are settled (a sheet bends with no stiffness to speak of; let it come to rest)", self.name));
+        };
         let n = self.positions.len();
         let residual = |body: &DeformableBody, x: &[Vec3]| -> Vec<Vec3> {
             let mut f = vec![Vec3::zeros(); n];
@@ -442,7 +459,7 @@ impl DeformableBody {
             (0..n).map(|i| if body.pinned[i] { Vec3::zeros() } else { f[i] + body.model.masses[i] * gravity }).collect()
         };
         let size = CoupledSolid::bounding_sphere(self).1;
-        let rest = self.rest_stiffness();
+        let rest = self.rest_stiffness(tetrahedra);
         let norm = |r: &[Vec3]| r.iter().map(|f| f.norm_squared()).sum::<Real>().sqrt();
         let start = norm(&residual(self, &self.positions));
         let mut remaining = if start > 0.0 { 1.0 } else { 0.0 };
@@ -466,10 +483,11 @@ impl DeformableBody {
         Ok(remaining)
     }
 
-    /// The linear stiffness at rest with the pinned particles' rows and columns replaced by
-    /// the identity, factored.
-    fn rest_stiffness(&self) -> Factored {
-        let k = fem::stiffness(&self.model.mesh, &self.model.elastic);
+    /// The linear stiffness at rest of the volume `tetrahedra` with the pinned particles' rows
+    /// and columns replaced by the identity, factored.
+    fn rest_stiffness(&self, tetrahedra: &Tetrahedra) -> Factored {
+        let mesh = TetMesh { vertices: self.model.rest.clone(), tets: tetrahedra.tets.clone() };
+        let k = fem::stiffness(&mesh, &self.model.elastic);
         let pinned = |row: usize| self.pinned[row / 3];
         let mut triplets: Vec<(u32, u32, Real)> = (0..k.n)
             .flat_map(|i| (k.start[i]..k.start[i + 1]).map(move |e| (i, e)))
@@ -506,10 +524,15 @@ impl DeformableBody {
         Arc::clone(cache.get_or_insert_with(|| Arc::new(Deformed { distance: self.surface_distance(&self.positions), found: Mutex::default() })))
     }
 
-    /// The distance to the surface with the particles at `x`.
+    /// The distance to the surface mesh with the particles at `x`: signed for a volume,
+    /// unsigned for a sheet.
     fn surface_distance(&self, x: &[Vec3]) -> MeshDistance {
         let mesh = self.surface_mesh(x);
-        MeshDistance::new(&mesh).or_else(|_| MeshDistance::unsigned(&mesh)).expect("a checked tetrahedral mesh has a boundary")
+        let distance = match self.model.elements {
+            Elements::Volume(_) => MeshDistance::new(&mesh).or_else(|_| MeshDistance::unsigned(&mesh)),
+            Elements::Shell(_) => MeshDistance::unsigned(&mesh),
+        };
+        distance.expect("a checked mesh has a surface")
     }
 
     /// The surface with the particles at `x`.
@@ -554,7 +577,7 @@ impl DeformableBody {
 
 impl CoupledSolid for DeformableBody {
     fn signed_distance(&self, x: &Vec3) -> Real {
-        self.deformed().distance.signed_distance(x)
+        self.deformed().distance.signed_distance(x) - self.model.half_thickness
     }
 
     fn bounding_sphere(&self) -> (Vec3, Real) {
@@ -564,7 +587,7 @@ impl CoupledSolid for DeformableBody {
     }
 
     fn volume(&self) -> Real {
-        self.model.elements.rest_volume.iter().sum()
+        self.model.elements.volume()
     }
 
     fn velocity_at(&self, x: &Vec3) -> Vec3 {
@@ -634,7 +657,8 @@ impl ContactBody for DeformableBody {
                 distance
             }
         };
-        Box::new(move |x| distance.signed_distance(x))
+        let reach = self.model.half_thickness;
+        Box::new(move |x| distance.signed_distance(x) - reach)
     }
 
     fn point_velocity(&self, x: &Vec3) -> Vec3 {
@@ -683,25 +707,25 @@ impl Solid for DeformableBody {
     fn predict_velocities(&mut self, h: Real, gravity: &Vec3, time: Real) {
         self.compute_forces();
         let start = self.start.take();
-        let (forces, gradients) = self.forces.as_ref().expect("just computed");
+        let forces = self.forces.as_ref().expect("just computed");
         self.velocities = match start {
             Some((before, x0)) => {
                 let mean: Vec<Vec3> = before.iter().zip(forces).map(|(a, b)| 0.5 * (a + b)).collect();
                 let midpoint: Vec<Vec3> = x0.iter().zip(&self.positions).map(|(a, b)| 0.5 * (a + b)).collect();
                 let springs = self.spring_terms(&midpoint, time + 0.5 * h, 0.5 * h, false);
-                let half = self.advanced_velocities(&mean, gradients, &self.velocities, 0.5 * h, gravity, &springs);
+                let half = self.advanced_velocities(&mean, &self.velocities, 0.5 * h, gravity, &springs);
                 half.iter().zip(&self.velocities).map(|(half, v0)| 2.0 * half - v0).collect()
             }
             None => {
                 let springs = self.spring_terms(&self.positions, time + h, h, true);
-                self.advanced_velocities(forces, gradients, &self.velocities, h, gravity, &springs)
+                self.advanced_velocities(forces, &self.velocities, h, gravity, &springs)
             }
         };
     }
 
     fn advance_positions(&mut self, dt: Real) {
         self.compute_forces();
-        let (before, _) = self.forces.take().expect("just computed");
+        let before = self.forces.take().expect("just computed");
         let moved = self.moved(dt, &Vec3::zeros());
         self.start = Some((before, std::mem::replace(&mut self.positions, moved)));
         self.surface = SurfaceCache::default();
