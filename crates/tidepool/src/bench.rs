@@ -259,7 +259,8 @@ pub fn tori_pool(substeps: usize) -> Value {
     let loaded = scene::parse(TORI_POOL, "tori-pool", "tori-pool", None, std::path::Path::new(".")).expect("benchmark scene is valid");
     let torus = &loaded.models[0];
     let start = Instant::now();
-    let again = crate::solids::reduced::body::ReducedModel::new(&torus.mesh, &torus.material, torus.modes, torus.damping, false, None).expect("the torus has modes");
+    let again = crate::solids::reduced::body::ReducedModel::new(torus.mesh.tets().expect("the torus is a volume"), &torus.material, torus.modes, torus.damping, false, None)
+        .expect("the torus has modes");
     let modal_seconds = start.elapsed().as_secs_f64();
     json!({
         "case": "tori-pool",

@@ -11,6 +11,7 @@ use crate::fluids::{Fluid, LevelSetFluid};
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::scene::surface::{LoadedSurfaceScene, SurfaceSetup};
+use crate::scene::ModelMesh;
 use crate::scene::{AnyScene, BodySetup, DeformableMethod, ElasticChange, LiquidMethod, LoadedScene, Operation, ReducedSetup};
 pub use crate::settings::{Clock, Settings};
 use crate::solids::contact::StaticGeometry;
@@ -210,7 +211,7 @@ impl World {
         let full = full_models(loaded)?;
         for b in &loaded.bodies {
             match &b.reduced {
-                Some(setup) if setup.method == DeformableMethod::Fem => {
+                Some(setup) if setup.method != DeformableMethod::Modal => {
                     solids.deformable.insert(deformable_body(b, setup, &full).map_err(|(key, e)| loaded.error(&format!("{}.{key}", setup.key), e))?);
                 }
                 Some(setup) => {
@@ -415,17 +416,18 @@ fn reduced_models(loaded: &LoadedScene) -> Result<Vec<Option<Arc<ReducedModel>>>
         .models
         .iter()
         .map(|m| {
+            let ModelMesh::Volume { tets, surface } = &m.mesh else { return Ok(None) };
             if m.method != DeformableMethod::Modal {
                 return Ok(None);
             }
-            ReducedModel::new(&m.mesh, &m.material, m.modes, m.damping, false, cache.as_deref())
+            ReducedModel::new(tets, &m.material, m.modes, m.damping, false, cache.as_deref())
                 .map(|model| {
-                    Some(Arc::new(match &m.surface {
+                    Some(Arc::new(match surface {
                         Some(surface) => model.with_skin(surface),
                         None => model,
                     }))
                 })
-                .map_err(|e| loaded.error(&format!("{}.modes", m.key), format!("the body's mesh ({} tetrahedra): {e}", m.mesh.tets.len())))
+                .map_err(|e| loaded.error(&format!("{}.modes", m.key), format!("the body's mesh ({}): {e}", m.mesh.size())))
         })
         .collect()
 }
@@ -437,12 +439,13 @@ fn full_models(loaded: &LoadedScene) -> Result<Vec<Option<Arc<DeformableModel>>>
         .models
         .iter()
         .map(|m| {
-            if m.method != DeformableMethod::Fem {
-                return Ok(None);
-            }
-            DeformableModel::new(m.mesh.clone(), m.material.young, m.material.poisson, m.damping, m.material.density, m.surface.as_ref())
-                .map(|model| Some(Arc::new(model)))
-                .map_err(|e| loaded.error(&format!("{}.spacing", m.key), format!("the body's mesh ({} tetrahedra): {e}", m.mesh.tets.len())))
+            let (young, poisson, density) = (m.material.young, m.material.poisson, m.material.density);
+            let model = match &m.mesh {
+                _ if m.method == DeformableMethod::Modal => return Ok(None),
+                ModelMesh::Volume { tets, surface } => DeformableModel::new(tets.clone(), young, poisson, m.damping, density, surface.as_ref()),
+                ModelMesh::Sheet { triangles, thickness } => DeformableModel::sheet(triangles, *thickness, young, poisson, m.damping, density),
+            };
+            model.map(|model| Some(Arc::new(model))).map_err(|e| loaded.error(&format!("{}.spacing", m.key), format!("the body's mesh ({}): {e}", m.mesh.size())))
         })
         .collect()
 }

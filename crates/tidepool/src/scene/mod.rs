@@ -8,7 +8,7 @@ mod validate;
 
 pub use schema::*;
 pub(crate) use validate::region_index;
-pub use validate::{BodySetup, ModelSetup, PartSetup, PinSetup, ReducedSetup};
+pub use validate::{BodySetup, ModelMesh, ModelSetup, PartSetup, PinSetup, ReducedSetup};
 
 use crate::error::SceneError;
 use crate::geometry::Shape;

@@ -569,8 +569,8 @@ pub enum ActuationProfile {
     Sine,
 }
 
-/// `deformable = { ... }` of a `[[body]]`: the material and the modes of a reduced deformable
-/// body.
+/// `deformable = { ... }` of a `[[body]]`: the material of a deformable body, and how it is
+/// simulated (in a few modes, in full, or as cloth).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Deformable {
@@ -587,8 +587,10 @@ pub struct Deformable {
     /// Stiffness-proportional damping `beta` (s): `C = beta K`.
     #[serde(default)]
     pub damping: f64,
-    /// Edge of the lattice cubes the tetrahedral mesh is cut from (m); the grid's cell size or
-    /// a quarter of the shape's smallest extent, whichever is smaller, when absent.
+    /// Edge of the lattice cubes the tetrahedral mesh is cut from, or of a cloth sheet's
+    /// triangles (m); the grid's cell size or a quarter of the shape's smallest extent (a
+    /// sheet's smaller side), whichever is smaller, when absent. A cloth from a mesh file is
+    /// simulated on the file's triangles.
     pub spacing: Option<f64>,
 }
 
@@ -606,6 +608,9 @@ pub enum DeformableMethod {
     /// Every vertex of the tetrahedral mesh a particle, moved by hyperelastic finite elements
     /// (Shinar ch. 2–3).
     Fem,
+    /// Cloth or a thin shell (a `sheet` or `shell` shape): every vertex of its triangles a
+    /// particle, moved by a membrane's stretch and shear and by bending (Shinar ch. 2–3).
+    Cloth,
 }
 
 /// Vibration modes a modal body keeps when `deformable.modes` is absent.
@@ -659,6 +664,10 @@ pub enum ShapeSpec {
         #[serde(default)]
         translate: [f64; 3],
     },
+    /// A flat rectangular sheet `size = [along x, along z]` (m) centred at `center`, facing +y,
+    /// `thickness` thick (turn it with the body's `rotate`): a thin box to the liquid and as an
+    /// obstacle, and the cloth of a body with `deformable.method = "cloth"`.
+    Sheet { center: [f64; 3], size: [f64; 2], thickness: f64 },
     /// A thin wall `thickness` thick around a triangle mesh from an OBJ or PLY file, which may be
     /// open (a hull, a cup); placed like `mesh`.
     Shell {
@@ -694,6 +703,7 @@ impl ShapeSpec {
             ShapeSpec::Jellyfish { center, radius } => (center, ShapeSpec::Jellyfish { center: zero, radius }),
             ShapeSpec::OpenBox { min, max, wall } => (min, ShapeSpec::OpenBox { min: zero, max: less(max, min), wall }),
             ShapeSpec::Mesh { path, scale, rotate, translate } => (translate, ShapeSpec::Mesh { path, scale, rotate, translate: zero }),
+            ShapeSpec::Sheet { center, size, thickness } => (center, ShapeSpec::Sheet { center: zero, size, thickness }),
             ShapeSpec::Shell { path, thickness, scale, rotate, translate } => (translate, ShapeSpec::Shell { path, thickness, scale, rotate, translate: zero }),
         }
     }

@@ -157,23 +157,49 @@ pub struct PartSetup {
     pub position: Vec3,
 }
 
-/// A reduced deformable model as the scene defines it: a rest mesh, placed about the shape's
-/// centroid, and its material. The world runs the modal analysis; copies of one shape share
-/// one model.
+/// A deformable model as the scene defines it: a rest mesh, placed about the shape's
+/// centroid, and its material. The world runs the modal analysis of a modal one; copies of one
+/// shape share one model.
 #[derive(Clone, Debug)]
 pub struct ModelSetup {
-    pub mesh: TetMesh,
-    /// The smooth surface of the shape the mesh was cut from (in the mesh's frame), written as
-    /// the body's surface; `None` for a tetrahedral mesh file, whose boundary is its surface.
-    pub surface: Option<TriMesh>,
+    pub mesh: ModelMesh,
     pub material: ElasticMaterial,
-    /// Modal (the world runs the modal analysis) or simulated in full.
+    /// Modal (the world runs the modal analysis), simulated in full, or cloth.
     pub method: DeformableMethod,
     /// Modes kept, and the stiffness-proportional damping (s).
     pub modes: usize,
     pub damping: Real,
     /// The key of the `deformable` table that defines it, where its errors point.
     pub key: String,
+}
+
+/// The mesh of a deformable model.
+#[derive(Clone, Debug)]
+pub enum ModelMesh {
+    /// Tetrahedra, with the smooth surface of the shape they were cut from (in the mesh's
+    /// frame), written as the body's surface; `None` for a tetrahedral mesh file or a box,
+    /// whose boundary is its surface.
+    Volume { tets: TetMesh, surface: Option<TriMesh> },
+    /// A sheet's triangles (its mid-surface) and thickness (m).
+    Sheet { triangles: TriMesh, thickness: Real },
+}
+
+impl ModelMesh {
+    /// The tetrahedra of a volume (a modal model's mesh).
+    pub fn tets(&self) -> Option<&TetMesh> {
+        match self {
+            ModelMesh::Volume { tets, .. } => Some(tets),
+            ModelMesh::Sheet { .. } => None,
+        }
+    }
+
+    /// Its size in words, for errors: "1200 tetrahedra", "800 triangles".
+    pub fn size(&self) -> String {
+        match self {
+            ModelMesh::Volume { tets, .. } => format!("{} tetrahedra", tets.tets.len()),
+            ModelMesh::Sheet { triangles, .. } => format!("{} triangles", triangles.triangles.len()),
+        }
+    }
 }
 
 /// The models of a scene's deformable bodies, and their indices by local shape, material
@@ -205,11 +231,16 @@ fn reduced_setup(
     cx.check(modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {modes}"))?;
     let pins = match d.method {
         DeformableMethod::Modal => {
-            cx.check(body.pin.is_empty(), &format!("{body_key}.pin"), || "only a body simulated in full (deformable.method = \"fem\") has pinned particles".into())?;
+            cx.check(body.pin.is_empty(), &format!("{body_key}.pin"), || "only a body simulated in full (deformable.method = \"fem\" or \"cloth\") has pinned particles".into())?;
             Vec::new()
         }
-        DeformableMethod::Fem => {
-            cx.check(d.modes.is_none(), &format!("{key}.modes"), || "a body simulated in full (method = \"fem\") has no modes: remove modes, or use method = \"modal\"".into())?;
+        DeformableMethod::Fem | DeformableMethod::Cloth => {
+            cx.check(d.modes.is_none(), &format!("{key}.modes"), || "only a modal body has modes: remove modes, or use method = \"modal\"".into())?;
+            let sheet = matches!(body.shape, ShapeSpec::Sheet { .. } | ShapeSpec::Shell { .. });
+            cx.check(sheet == (d.method == DeformableMethod::Cloth), &format!("{body_key}.shape"), || match d.method {
+                DeformableMethod::Cloth => "cloth is a `sheet` or a `shell` shape".into(),
+                _ => "a sheet or a shell is simulated as cloth: use deformable.method = \"cloth\"".into(),
+            })?;
             cx.check(creature.parts.len() == 1, &format!("{body_key}.shape"), || "a jellyfish is a modal body with joints; a body simulated in full is one piece".into())?;
             cx.check(body.actuation.is_none(), &format!("{body_key}.actuation"), || "only a modal deformable body is actuated".into())?;
             body.pin.iter().enumerate().map(|(n, pin)| pin_setup(pin, &format!("{body_key}.pin[{n}]"), cx)).collect::<Result<_, _>>()?
@@ -231,41 +262,38 @@ fn reduced_setup(
         let centroid = shape.mass_properties().centroid;
         let local = shape.translated(&-centroid);
         let (lo, hi) = local.bounds();
-        let spacing = d.spacing.unwrap_or_else(|| grid.dx.min(0.25 * (hi - lo).min()));
-        let lattice = (hi - lo).iter().map(|e| (e / spacing).ceil() + 1.0).product::<Real>();
-        cx.check(lattice <= MAX_LATTICE, &format!("{key}.spacing"), || {
-            let finest = ((hi - lo).product() / MAX_LATTICE).cbrt();
-            format!("a spacing of {spacing} m cuts the shape from {lattice:.3e} lattice points, more than {MAX_LATTICE:e}; use a spacing of at least {finest:.4} m")
-        })?;
-        let cache_key = format!("{local:?}|{d:?}|{spacing}|{density}");
+        let cache_key = format!("{local:?}|{d:?}|{density}");
         let model = match models.index.get(&cache_key) {
             Some(&model) => model,
             None => {
-                let (mesh, surface) = match &at_origin {
-                    // A tetrahedral mesh file is simulated as it is, placed like the shape.
-                    ShapeSpec::Mesh { path, scale, rotate, .. } if crate::geometry::tetmesh::is_tetrahedral_file(std::path::Path::new(path)) => {
-                        let file = cx.base_dir.join(path);
-                        let mut mesh = crate::geometry::tetmesh::read_tetrahedra(&file)
-                            .map_err(|e| cx.error(&format!("{body_key}.shape.mesh.path"), format!("mesh `{}`: {e}", file.display())))?;
-                        let turn = rotation(rotate);
-                        mesh.vertices.iter_mut().for_each(|v| *v = turn * (*v * *scale) - centroid);
-                        (mesh, None)
+                let mesh = match (&at_origin, &local) {
+                    (ShapeSpec::Sheet { size, .. }, Shape::Shell { thickness, .. }) => {
+                        let spacing = d.spacing.unwrap_or_else(|| grid.dx.min(0.25 * size[0].min(size[1])));
+                        let triangles = 2.0 * (size[0] / spacing).ceil() * (size[1] / (spacing * 0.75f64.sqrt())).ceil();
+                        cx.check(triangles <= MAX_SHEET_TRIANGLES, &format!("{key}.spacing"), || {
+                            let finest = (2.0 * size[0] * size[1] / 0.75f64.sqrt() / MAX_SHEET_TRIANGLES).sqrt();
+                            format!("a spacing of {spacing} m cuts the sheet into about {triangles:.3e} triangles, more than {MAX_SHEET_TRIANGLES:e}; use a spacing of at least {finest:.4} m")
+                        })?;
+                        let mut triangles = TriMesh::sheet(size[0], size[1], spacing);
+                        triangles.vertices.iter_mut().for_each(|v| *v -= centroid);
+                        ModelMesh::Sheet { triangles, thickness: *thickness }
                     }
-                    // A box simulated in full is cut into cubes: exactly the box, with no thin
-                    // elements at its faces to shorten the explicit elastic step; an even
-                    // number along each side keeps the box's mirror symmetries.
-                    ShapeSpec::Box { .. } if d.method == DeformableMethod::Fem => {
-                        let cells = [0, 1, 2].map(|a| 2 * ((0.5 * (hi[a] - lo[a]) / spacing).round().max(1.0) as usize));
-                        (TetMesh::box_grid(&lo, &hi, cells), None)
+                    (_, Shape::Shell { surface, thickness, .. }) => {
+                        cx.check(d.spacing.is_none(), &format!("{key}.spacing"), || "cloth from a mesh file is simulated on the file's triangles: remove spacing".into())?;
+                        ModelMesh::Sheet { triangles: (**surface).clone(), thickness: *thickness }
                     }
                     _ => {
-                        let keep = if d.method == DeformableMethod::Fem { crate::geometry::tetmesh::BCC_KEEP_EXPLICIT } else { crate::geometry::tetmesh::BCC_KEEP };
-                        (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing, keep), Some(local.surface_mesh()))
+                        let spacing = d.spacing.unwrap_or_else(|| grid.dx.min(0.25 * (hi - lo).min()));
+                        let lattice = (hi - lo).iter().map(|e| (e / spacing).ceil() + 1.0).product::<Real>();
+                        cx.check(lattice <= MAX_LATTICE, &format!("{key}.spacing"), || {
+                            let finest = ((hi - lo).product() / MAX_LATTICE).cbrt();
+                            format!("a spacing of {spacing} m cuts the shape from {lattice:.3e} lattice points, more than {MAX_LATTICE:e}; use a spacing of at least {finest:.4} m")
+                        })?;
+                        volume_mesh(&at_origin, &local, d, spacing, centroid, body_key, cx)?
                     }
                 };
-                mesh.check().map_err(|e| cx.error(&format!("{key}.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
                 let material = ElasticMaterial { young: d.young, poisson: d.poisson, density };
-                models.setups.push(ModelSetup { mesh, surface, material, method: d.method, modes: modes as usize, damping: d.damping, key: key.clone() });
+                models.setups.push(ModelSetup { mesh, material, method: d.method, modes: modes as usize, damping: d.damping, key: key.clone() });
                 models.index.insert(cache_key, models.setups.len() - 1);
                 models.setups.len() - 1
             }
@@ -305,6 +333,36 @@ fn reduced_setup(
         }
     };
     Ok(ReducedSetup { key: body_key.to_string(), method: d.method, pins, parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
+}
+
+/// The tetrahedra of a deformable volume of shape `local` (`at_origin` as written, placed at
+/// the origin, `local` that shape moved by `-centroid`), cut at `spacing`.
+fn volume_mesh(at_origin: &ShapeSpec, local: &Shape, d: &Deformable, spacing: Real, centroid: Vec3, body_key: &str, cx: &Context) -> Result<ModelMesh, SceneError> {
+    let (lo, hi) = local.bounds();
+    let (tets, surface) = match at_origin {
+        // A tetrahedral mesh file is simulated as it is, placed like the shape.
+        ShapeSpec::Mesh { path, scale, rotate, .. } if crate::geometry::tetmesh::is_tetrahedral_file(std::path::Path::new(path)) => {
+            let file = cx.base_dir.join(path);
+            let mut mesh =
+                crate::geometry::tetmesh::read_tetrahedra(&file).map_err(|e| cx.error(&format!("{body_key}.shape.mesh.path"), format!("mesh `{}`: {e}", file.display())))?;
+            let turn = rotation(rotate);
+            mesh.vertices.iter_mut().for_each(|v| *v = turn * (*v * *scale) - centroid);
+            (mesh, None)
+        }
+        // A box simulated in full is cut into cubes: exactly the box, with no thin elements at
+        // its faces to shorten the explicit elastic step; an even number along each side keeps
+        // the box's mirror symmetries.
+        ShapeSpec::Box { .. } if d.method == DeformableMethod::Fem => {
+            let cells = [0, 1, 2].map(|a| 2 * ((0.5 * (hi[a] - lo[a]) / spacing).round().max(1.0) as usize));
+            (TetMesh::box_grid(&lo, &hi, cells), None)
+        }
+        _ => {
+            let keep = if d.method == DeformableMethod::Fem { crate::geometry::tetmesh::BCC_KEEP_EXPLICIT } else { crate::geometry::tetmesh::BCC_KEEP };
+            (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing, keep), Some(local.surface_mesh()))
+        }
+    };
+    tets.check().map_err(|e| cx.error(&format!("{body_key}.deformable.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
+    Ok(ModelMesh::Volume { tets, surface })
 }
 
 /// A pin at `key`: its shape resolved, its path's keyframes in order.
@@ -646,7 +704,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         let reduced = match &body.deformable {
             None => {
                 cx.check(creature.parts.len() == 1, &format!("{key}.shape"), || "a jellyfish must be deformable: give it deformable = { young = ... }".into())?;
-                cx.check(body.pin.is_empty(), &format!("{key}.pin"), || "only a body simulated in full (deformable.method = \"fem\") has pinned particles".into())?;
+                cx.check(body.pin.is_empty(), &format!("{key}.pin"), || "only a body simulated in full (deformable.method = \"fem\" or \"cloth\") has pinned particles".into())?;
                 cx.check(body.actuation.is_none(), &format!("{key}.actuation"), || "only a deformable body can be actuated".into())?;
                 None
             }
@@ -770,6 +828,8 @@ const MIN_BODY_DENSITY: f64 = 0.1;
 const MAX_BODY_DENSITY: f64 = 1e5;
 /// The most lattice points a deformable part's tetrahedral mesh may be cut from.
 const MAX_LATTICE: f64 = 1e6;
+/// The most triangles a cloth sheet is cut into.
+const MAX_SHEET_TRIANGLES: f64 = 2e5;
 
 /// A body's shape: it must overlap the domain and reach no farther out than the domain's own
 /// size (its surface is sampled at the grid's spacing).
@@ -855,6 +915,16 @@ fn resolve_shape(spec: &ShapeSpec, key: &str, cx: &Context) -> Result<Shape, Sce
         ShapeSpec::Mesh { path, scale, rotate, translate } => {
             let placement = Placement { key: format!("{key}.mesh"), path, scale: *scale, rotate, translate };
             placement.build(cx, mesh_io::read_closed_mesh, Shape::mesh)
+        }
+        ShapeSpec::Sheet { center, size, thickness } => {
+            cx.finite3(center, &format!("{key}.sheet.center"))?;
+            cx.check(size.iter().all(|s| s.is_finite() && *s > 0.0), &format!("{key}.sheet.size"), || format!("expected two sides > 0 in m, got {size:?}"))?;
+            cx.check(thickness.is_finite() && *thickness > 0.0 && *thickness < size[0].min(size[1]), &format!("{key}.sheet.thickness"), || {
+                format!("expected a thickness > 0 and thinner than the sheet is wide, got {thickness}")
+            })?;
+            let mut mid = TriMesh::sheet(size[0], size[1], size[0].min(size[1]));
+            mid.vertices.iter_mut().for_each(|v| *v += vec3(*center));
+            Shape::shell(mid, *thickness).map_err(|e| cx.error(&format!("{key}.sheet"), e))
         }
         ShapeSpec::Shell { path, thickness, scale, rotate, translate } => {
             cx.positive(*thickness, &format!("{key}.shell.thickness"), "wall thickness in m")?;

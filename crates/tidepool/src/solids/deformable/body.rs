@@ -37,7 +37,7 @@
 
 use super::elastic::{Corotated, Tetrahedra};
 use super::shell::Shell;
-use super::Elements;
+use super::{Elements, Frozen};
 use crate::geometry::embedding::{MaterialPoint, Skin, TetLookup};
 use crate::geometry::{MeshDistance, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
@@ -259,6 +259,7 @@ impl PinMotion {
 /// pinned ones.
 struct DampedMass<'a> {
     body: &'a DeformableBody,
+    frozen: &'a Frozen,
     h: Real,
     springs: &'a [Real],
 }
@@ -280,7 +281,7 @@ impl LinearOperator for DampedMass<'_> {
         let b = self.body;
         let v: Vec<Vec3> = (0..b.positions.len()).map(|i| if b.pinned[i] { Vec3::zeros() } else { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) }).collect();
         let mut damping = vec![Vec3::zeros(); v.len()];
-        b.model.elements.damping_forces(&b.model.material, &b.positions, &v, &mut damping);
+        b.model.elements.damping_forces(&b.model.material, self.frozen, &v, &mut damping);
         for i in 0..v.len() {
             let out = if b.pinned[i] { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) } else { (b.model.masses[i] + self.springs[i]) * v[i] - self.h * damping[i] };
             y[3 * i..3 * i + 3].copy_from_slice(out.as_slice());
@@ -395,13 +396,14 @@ impl DeformableBody {
         if model.material.beta == 0.0 {
             return (0..n).map(|i| if self.pinned[i] { v0[i] } else { momentum[i] / (model.masses[i] + springs.diagonal[i]) }).collect();
         }
+        let frozen = model.elements.freeze(&self.positions);
         let prescribed: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { Vec3::zeros() }).collect();
         let mut pull = vec![Vec3::zeros(); n];
-        model.elements.damping_forces(&model.material, &self.positions, &prescribed, &mut pull);
+        model.elements.damping_forces(&model.material, &frozen, &prescribed, &mut pull);
         for i in (0..n).filter(|&i| !self.pinned[i]) {
             momentum[i] += h * pull[i];
         }
-        let operator = DampedMass { body: self, h, springs: &springs.diagonal };
+        let operator = DampedMass { body: self, frozen: &frozen, h, springs: &springs.diagonal };
         let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + springs.diagonal[i] + h * model.damping_diagonal[i] }).collect());
         let b: Vec<Real> = momentum.iter().flat_map(|p| p.iter().copied()).collect();
         let mut v: Vec<Real> = v0.iter().flat_map(|v| [v.x, v.y, v.z]).collect();

@@ -24,6 +24,7 @@
 //! motion (`F^T F` does not change as a deformed element turns), and `P_d F^T` is symmetric:
 //! stiffness-proportional (Rayleigh) damping that keeps angular momentum.
 
+use super::PARALLEL_CHUNK;
 use crate::geometry::TetMesh;
 use crate::math::{Mat3, Real, Vec3};
 use rayon::prelude::*;
@@ -92,7 +93,8 @@ impl Tetrahedra {
     /// The nodal forces of each tetrahedron's stress (`stress(t)`), summed per vertex into
     /// `forces`: `-V_0 P D_m^-T` on vertices 1 to 3, minus their sum on vertex 0.
     fn add_forces(&self, stress: impl Fn(usize) -> Mat3 + Sync, forces: &mut [Vec3]) {
-        let per_tet: Vec<Mat3> = (0..self.tets.len()).into_par_iter().map(|t| -self.rest_volume[t] * stress(t) * self.rest_inverse[t].transpose()).collect();
+        let per_tet: Vec<Mat3> =
+            (0..self.tets.len()).into_par_iter().with_min_len(PARALLEL_CHUNK).map(|t| -self.rest_volume[t] * stress(t) * self.rest_inverse[t].transpose()).collect();
         for (tet, h) in self.tets.iter().zip(&per_tet) {
             let (f1, f2, f3) = (h.column(0).into_owned(), h.column(1).into_owned(), h.column(2).into_owned());
             forces[tet[0] as usize] -= f1 + f2 + f3;
@@ -120,14 +122,20 @@ impl Tetrahedra {
         })
     }
 
-    /// The damping forces of velocities `v` at positions `x` (added to `forces`): linear in
-    /// `v`, symmetric and negative semi-definite.
-    pub fn damping_forces(&self, material: &Corotated, x: &[Vec3], v: &[Vec3], forces: &mut [Vec3]) {
+    /// Each tetrahedron's deformation gradient at positions `x` (what the damping needs of
+    /// them).
+    pub fn gradients(&self, x: &[Vec3]) -> Vec<Mat3> {
+        (0..self.tets.len()).into_par_iter().with_min_len(PARALLEL_CHUNK).map(|t| self.deformation_gradient(t, x)).collect()
+    }
+
+    /// The damping forces of velocities `v` with the elements' deformation gradients
+    /// `gradients` (added to `forces`): linear in `v`, symmetric and negative semi-definite.
+    pub fn damping_forces(&self, material: &Corotated, gradients: &[Mat3], v: &[Vec3], forces: &mut [Vec3]) {
         if material.beta == 0.0 {
             return;
         }
         let stress = |t: usize| {
-            let f = self.deformation_gradient(t, x);
+            let f = gradients[t];
             let rate = f.transpose() * edges(v, &self.tets[t]) * self.rest_inverse[t];
             let strain_rate = 0.5 * (rate + rate.transpose());
             material.beta * f * (2.0 * material.mu * strain_rate + material.lambda * strain_rate.trace() * Mat3::identity())
@@ -271,7 +279,7 @@ mod tests {
         let x = vec![Vec3::new(0.01, -0.02, 0.0), Vec3::new(1.2, 0.1, 0.05), Vec3::new(-0.1, 0.9, 0.2), Vec3::new(0.1, 0.0, 1.1)];
         let apply = |v: &[Vec3]| {
             let mut f = vec![Vec3::zeros(); 4];
-            elements.damping_forces(&material, &x, v, &mut f);
+            elements.damping_forces(&material, &elements.gradients(&x), v, &mut f);
             f
         };
         let dot = |a: &[Vec3], b: &[Vec3]| a.iter().zip(b).map(|(p, q)| p.dot(q)).sum::<Real>();

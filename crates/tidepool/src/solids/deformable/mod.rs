@@ -13,6 +13,19 @@ use crate::math::{Real, Vec3};
 use elastic::{Corotated, Tetrahedra};
 use shell::Shell;
 
+/// Elements per parallel task: below this, a loop over elements runs on one thread (spreading
+/// a few hundred elements over threads costs more than it saves).
+const PARALLEL_CHUNK: usize = 256;
+
+/// What the damping of [`Elements`] needs of the positions ([`Elements::freeze`]).
+#[derive(Clone, Debug)]
+pub enum Frozen {
+    /// Each tetrahedron's deformation gradient.
+    Volume(Vec<crate::math::Mat3>),
+    /// Each triangle's deformation gradient and each hinge's angle gradient.
+    Shell(shell::Frozen),
+}
+
 /// The elements joining a body's particles. Whatever they are, the body sees them through
 /// these methods: forces and energy at positions, a damping force linear in the velocities,
 /// masses and the stable step.
@@ -41,12 +54,21 @@ impl Elements {
         }
     }
 
-    /// The damping forces of velocities `v` at positions `x`, added to `forces`: linear in
-    /// `v`, symmetric, negative semi-definite, zero for rigid motion.
-    pub fn damping_forces(&self, material: &Corotated, x: &[Vec3], v: &[Vec3], forces: &mut [Vec3]) {
+    /// What the damping needs of positions `x`, taken once per velocity solve.
+    pub fn freeze(&self, x: &[Vec3]) -> Frozen {
         match self {
-            Elements::Volume(t) => t.damping_forces(material, x, v, forces),
-            Elements::Shell(s) => s.damping_forces(material, x, v, forces),
+            Elements::Volume(t) => Frozen::Volume(t.gradients(x)),
+            Elements::Shell(s) => Frozen::Shell(s.freeze(x)),
+        }
+    }
+
+    /// The damping forces of velocities `v` at the positions `frozen` was taken at, added to
+    /// `forces`: linear in `v`, symmetric, negative semi-definite, zero for rigid motion.
+    pub fn damping_forces(&self, material: &Corotated, frozen: &Frozen, v: &[Vec3], forces: &mut [Vec3]) {
+        match (self, frozen) {
+            (Elements::Volume(t), Frozen::Volume(gradients)) => t.damping_forces(material, gradients, v, forces),
+            (Elements::Shell(s), Frozen::Shell(frozen)) => s.damping_forces(material, frozen, v, forces),
+            _ => unreachable!("frozen by the same elements"),
         }
     }
 

@@ -38,6 +38,7 @@
 //! for rigid motion.
 
 use super::elastic::Corotated;
+use super::PARALLEL_CHUNK;
 use crate::geometry::TriMesh;
 use crate::math::{Real, Vec3};
 use nalgebra::{Matrix2, Matrix3x2, Vector2};
@@ -94,27 +95,40 @@ fn area_ratio(f: &Matrix3x2<Real>) -> (Real, Matrix3x2<Real>) {
     (j, Matrix3x2::from_columns(&[b.cross(&n), n.cross(&a)]))
 }
 
-/// The dihedral angle of hinge `h` at positions `x` and its gradient with respect to the
-/// hinge's four vertices.
-fn dihedral(x: &[Vec3], h: &[u32; 4]) -> (Real, [Vec3; 4]) {
-    let [x0, x1, x2, x3] = h.map(|v| x[v as usize]);
+/// The two triangles' unnormalised normals of hinge `h` at positions `x` (`None` where the
+/// hinge is collapsed).
+fn hinge_normals(x: &[Vec3], h: &[u32; 4]) -> Option<([Vec3; 4], Vec3, Vec3)> {
+    let p = h.map(|v| x[v as usize]);
+    let n1 = (p[2] - p[0]).cross(&(p[2] - p[1]));
+    let n2 = (p[3] - p[1]).cross(&(p[3] - p[0]));
+    (p[1] != p[0] && n1.norm_squared() > 0.0 && n2.norm_squared() > 0.0).then_some((p, n1, n2))
+}
+
+/// The gradient of hinge `h`'s dihedral angle at positions `x` with respect to its four
+/// vertices (zero for a collapsed hinge).
+fn hinge_gradient(x: &[Vec3], h: &[u32; 4]) -> [Vec3; 4] {
+    let Some(([x0, x1, x2, x3], n1, n2)) = hinge_normals(x, h) else { return [Vec3::zeros(); 4] };
     let e = x1 - x0;
     let length = e.norm();
-    let n1 = (x2 - x0).cross(&(x2 - x1));
-    let n2 = (x3 - x1).cross(&(x3 - x0));
-    let (s1, s2) = (n1.norm_squared(), n2.norm_squared());
-    if length == 0.0 || s1 == 0.0 || s2 == 0.0 {
-        return (0.0, [Vec3::zeros(); 4]);
-    }
     let axis = e / length;
-    let (m1, m2) = (n1 / s1.sqrt(), n2 / s2.sqrt());
-    let angle = m2.cross(&m1).dot(&axis).atan2(m1.dot(&m2));
-    let (u1, u2) = (n1 / s1, n2 / s2);
-    let g2 = length * u1;
-    let g3 = length * u2;
-    let g0 = (x2 - x1).dot(&axis) * u1 + (x3 - x1).dot(&axis) * u2;
-    let g1 = -(x2 - x0).dot(&axis) * u1 - (x3 - x0).dot(&axis) * u2;
-    (angle, [g0, g1, g2, g3])
+    let (u1, u2) = (n1 / n1.norm_squared(), n2 / n2.norm_squared());
+    [(x2 - x1).dot(&axis) * u1 + (x3 - x1).dot(&axis) * u2, -(x2 - x0).dot(&axis) * u1 - (x3 - x0).dot(&axis) * u2, length * u1, length * u2]
+}
+
+/// The dihedral angle of hinge `h` at positions `x` (0 for a collapsed hinge).
+fn dihedral(x: &[Vec3], h: &[u32; 4]) -> Real {
+    let Some(([x0, x1, ..], n1, n2)) = hinge_normals(x, h) else { return 0.0 };
+    let axis = (x1 - x0).normalize();
+    let (m1, m2) = (n1.normalize(), n2.normalize());
+    m2.cross(&m1).dot(&axis).atan2(m1.dot(&m2))
+}
+
+/// What a sheet's damping needs of the positions, taken once per velocity solve: each
+/// triangle's deformation gradient and each hinge's angle gradient.
+#[derive(Clone, Debug)]
+pub struct Frozen {
+    gradients: Vec<Matrix3x2<Real>>,
+    hinges: Vec<[Vec3; 4]>,
 }
 
 /// `a - b` wrapped into `(-pi, pi]`.
@@ -159,7 +173,7 @@ impl Shell {
             .filter_map(|(&(a, b), &(c, t1))| {
                 let &(d, t2) = opposite.get(&(b, a))?;
                 let vertices = [a, b, c, d];
-                let (rest_angle, _) = dihedral(&mesh.vertices, &vertices);
+                let rest_angle = dihedral(&mesh.vertices, &vertices);
                 let length = (mesh.vertices[b as usize] - mesh.vertices[a as usize]).norm_squared();
                 Some(Hinge { vertices, rest_angle, stiffness: 0.5 * bending * length / (rest_area[t1] + rest_area[t2]) })
             })
@@ -181,8 +195,11 @@ impl Shell {
     /// The nodal forces of each triangle's stress (`stress(t)`, per unit volume), summed per
     /// vertex into `forces`.
     fn add_membrane_forces(&self, stress: impl Fn(usize) -> Matrix3x2<Real> + Sync, forces: &mut [Vec3]) {
-        let per_triangle: Vec<Matrix3x2<Real>> =
-            (0..self.triangles.len()).into_par_iter().map(|t| -self.thickness * self.rest_area[t] * stress(t) * self.rest_inverse[t].transpose()).collect();
+        let per_triangle: Vec<Matrix3x2<Real>> = (0..self.triangles.len())
+            .into_par_iter()
+            .with_min_len(PARALLEL_CHUNK)
+            .map(|t| -self.thickness * self.rest_area[t] * stress(t) * self.rest_inverse[t].transpose())
+            .collect();
         for (tri, h) in self.triangles.iter().zip(&per_triangle) {
             let (f1, f2) = (h.column(0).into_owned(), h.column(1).into_owned());
             forces[tri[0] as usize] -= f1 + f2;
@@ -191,15 +208,13 @@ impl Shell {
         }
     }
 
-    /// Each hinge's angle gradient and a factor, `c(hinge, angle, gradient)`, whose force
-    /// `c g` goes to the hinge's vertices.
-    fn add_hinge_forces(&self, x: &[Vec3], factor: impl Fn(&Hinge, Real, &[Vec3; 4]) -> Real + Sync, forces: &mut [Vec3]) {
-        let per_hinge: Vec<[Vec3; 4]> = self
-            .hinges
-            .par_iter()
-            .map(|h| {
-                let (angle, g) = dihedral(x, &h.vertices);
-                let c = factor(h, angle, &g);
+    /// The force `c g` of each hinge on its vertices, with `(c, g) = force(k)` for hinge `k`.
+    fn add_hinge_forces(&self, force: impl Fn(usize) -> (Real, [Vec3; 4]) + Sync, forces: &mut [Vec3]) {
+        let per_hinge: Vec<[Vec3; 4]> = (0..self.hinges.len())
+            .into_par_iter()
+            .with_min_len(PARALLEL_CHUNK)
+            .map(|k| {
+                let (c, g) = force(k);
                 g.map(|g| c * g)
             })
             .collect();
@@ -218,7 +233,13 @@ impl Shell {
             2.0 * material.mu * (f - rotation(&f)) + material.lambda * (j - 1.0) * dj
         };
         self.add_membrane_forces(stress, forces);
-        self.add_hinge_forces(x, |h, angle, _| -2.0 * h.stiffness * angle_difference(angle, h.rest_angle), forces);
+        self.add_hinge_forces(
+            |k| {
+                let h = &self.hinges[k];
+                (-2.0 * h.stiffness * angle_difference(dihedral(x, &h.vertices), h.rest_angle), hinge_gradient(x, &h.vertices))
+            },
+            forces,
+        );
     }
 
     /// The energy stored at positions `x` (J), summed in fixed chunks (the same on any number
@@ -231,25 +252,40 @@ impl Shell {
         });
         let bending = tidepool_linalg::reduce::sum_by(self.hinges.len(), |k| {
             let h = &self.hinges[k];
-            h.stiffness * angle_difference(dihedral(x, &h.vertices).0, h.rest_angle).powi(2)
+            h.stiffness * angle_difference(dihedral(x, &h.vertices), h.rest_angle).powi(2)
         });
         membrane + bending
     }
 
-    /// The damping forces of velocities `v` at positions `x`, added to `forces`.
-    pub fn damping_forces(&self, material: &Corotated, x: &[Vec3], v: &[Vec3], forces: &mut [Vec3]) {
+    /// What the damping needs of positions `x`.
+    pub fn freeze(&self, x: &[Vec3]) -> Frozen {
+        Frozen {
+            gradients: (0..self.triangles.len()).into_par_iter().with_min_len(PARALLEL_CHUNK).map(|t| self.deformation_gradient(t, x)).collect(),
+            hinges: self.hinges.par_iter().with_min_len(PARALLEL_CHUNK).map(|h| hinge_gradient(x, &h.vertices)).collect(),
+        }
+    }
+
+    /// The damping forces of velocities `v` at the positions `frozen` was taken at, added to
+    /// `forces`.
+    pub fn damping_forces(&self, material: &Corotated, frozen: &Frozen, v: &[Vec3], forces: &mut [Vec3]) {
         if material.beta == 0.0 {
             return;
         }
         let stress = |t: usize| {
-            let f = self.deformation_gradient(t, x);
+            let f = frozen.gradients[t];
             let rate = f.transpose() * edges(v, &self.triangles[t]) * self.rest_inverse[t];
             let strain_rate = 0.5 * (rate + rate.transpose());
             material.beta * f * (2.0 * material.mu * strain_rate + material.lambda * strain_rate.trace() * Matrix2::identity())
         };
         self.add_membrane_forces(stress, forces);
-        let rate = |h: &Hinge, g: &[Vec3; 4]| h.vertices.iter().zip(g).map(|(i, g)| g.dot(&v[*i as usize])).sum::<Real>();
-        self.add_hinge_forces(x, |h, _, g| -2.0 * material.beta * h.stiffness * rate(h, g), forces);
+        self.add_hinge_forces(
+            |k| {
+                let (h, g) = (&self.hinges[k], frozen.hinges[k]);
+                let rate = h.vertices.iter().zip(&g).map(|(i, g)| g.dot(&v[*i as usize])).sum::<Real>();
+                (-2.0 * material.beta * h.stiffness * rate, g)
+            },
+            forces,
+        );
     }
 
     /// The diagonal of the damping's matrix at rest, per vertex (a Jacobi preconditioner's).
@@ -263,8 +299,7 @@ impl Shell {
             }
         }
         for h in &self.hinges {
-            let (_, g) = dihedral(rest, &h.vertices);
-            for (v, g) in h.vertices.iter().zip(g) {
+            for (v, g) in h.vertices.iter().zip(hinge_gradient(rest, &h.vertices)) {
                 diagonal[*v as usize] += 2.0 * material.beta * h.stiffness * g.norm_squared();
             }
         }
@@ -302,7 +337,7 @@ impl Shell {
         self.hinges
             .iter()
             .map(|h| {
-                let (_, g) = dihedral(rest, &h.vertices);
+                let g = hinge_gradient(rest, &h.vertices);
                 (2.0 * h.stiffness * h.vertices.iter().zip(g).map(|(v, g)| g.norm_squared() / masses[*v as usize]).sum::<Real>()).sqrt()
             })
             .fold(0.0, Real::max)
@@ -382,7 +417,11 @@ mod tests {
                     let (s, along) = if axis == 0 { (p.z, p.x) } else { (p.x, p.z) };
                     let angle = s / radius;
                     let (a, b) = (radius * angle.sin(), radius * (1.0 - angle.cos()));
-                    if axis == 0 { Vec3::new(along, b, a) } else { Vec3::new(a, b, along) }
+                    if axis == 0 {
+                        Vec3::new(along, b, a)
+                    } else {
+                        Vec3::new(a, b, along)
+                    }
                 })
                 .collect();
             let expected = 0.5 * plate / (radius * radius) * side * side;
@@ -399,7 +438,7 @@ mod tests {
         let x = deformed();
         let apply = |v: &[Vec3]| {
             let mut f = vec![Vec3::zeros(); v.len()];
-            shell.damping_forces(&material, &x, v, &mut f);
+            shell.damping_forces(&material, &shell.freeze(&x), v, &mut f);
             f
         };
         let dot = |a: &[Vec3], b: &[Vec3]| a.iter().zip(b).map(|(p, q)| p.dot(q)).sum::<Real>();
