@@ -126,6 +126,7 @@ fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: 
     }
     for solid in solids.iter_mut() {
         solid.after_contact();
+        solid.collide_with_itself(dt);
         solid.prescribe(time, dt);
     }
     let start: Vec<Vec<Real>> = solids.iter().map(|s| s.velocity_state()).collect();
@@ -157,14 +158,17 @@ fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: 
 /// contacts.
 type CoupledSolve<'a> = dyn Fn(&mut [&mut dyn CoupledSolid], Option<(TrialLiquid, &Contacts)>) -> TrialLiquid + 'a;
 
-/// Contact (inelastic, with friction and shock propagation) on every pair of solid parts that
-/// touches at the positions their velocities lead to over `dt`, then the solids' internal
-/// constraints restored. Where any pair touched, returns each solid's points of contact with
+/// Each solid's contact with itself, then contact (inelastic, with friction and shock
+/// propagation) on every pair of solid parts that touches at the positions their velocities
+/// lead to over `dt`, then the solids' internal constraints restored. Where any pair touched, returns each solid's points of contact with
 /// the static geometry and its normals there, the ones contact acts on (in the order of
 /// [`Solids::iter`]): a coupled solve after contact holds the solids along them. (Found after
 /// contact, where the stopped bodies' velocities lead, a resting ball was often just outside
 /// the contact margin, left free, and dragged down again by the water.)
 fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> {
+    for solid in solids.iter_mut() {
+        solid.collide_with_itself(dt);
+    }
     let contacts = {
         let (mut parts, groups, statics) = solids.contact_parts();
         let (touching, static_points) = contact::touching(&parts, &groups, statics, dt);

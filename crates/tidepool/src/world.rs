@@ -459,6 +459,7 @@ fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<A
     let model = models[part.model].as_ref().expect("a full body's part has a finite-element model");
     let positions: Vec<Vec3> = model.rest.iter().map(|v| part.position + setup.orientation * v).collect();
     let mut body = DeformableBody::new(&setup.name, Arc::clone(model), positions, Material { restitution: setup.restitution, friction: setup.friction });
+    body.drag = setup.damping;
     body.velocities = body.positions.iter().map(|x| setup.velocity + setup.angular_velocity.cross(&(x - part.position))).collect();
     for (n, pin) in reduced.pins.iter().enumerate() {
         let taken: Vec<bool> = (0..body.positions.len()).map(|i| body.pins.iter().any(|p| p.particles.contains(&(i as u32)))).collect();

@@ -501,7 +501,8 @@ pub struct Body {
     #[serde(default = "default_friction")]
     pub friction: f64,
     /// Rate (1/s) at which a dynamic body's velocity and angular momentum decay, so that it
-    /// settles: not physical (0, the default, is undamped).
+    /// settles: not physical (0, the default, is undamped). On a body simulated in full
+    /// (`fem`, `cloth`) it is the drag `-damping m v` on each particle, like still air's.
     #[serde(default)]
     pub damping: f64,
     /// Makes a dynamic body a reduced deformable body: a rigid frame carrying its lowest

@@ -698,8 +698,9 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || format!("expected a restitution between 0 and 1, got {}", body.restitution))?;
         cx.within(body.friction, 0.0, 10.0, &format!("{key}.friction"), "a friction coefficient")?;
         cx.within(body.damping, 0.0, 1000.0, &format!("{key}.damping"), "a decay rate in 1/s")?;
-        cx.check(body.damping == 0.0 || (body.kind == BodyKind::Dynamic && body.deformable.is_none()), &format!("{key}.damping"), || {
-            "only a dynamic rigid body is damped (a deformable body's modes take deformable.damping)".into()
+        let modal = body.deformable.as_ref().is_some_and(|d| d.method == DeformableMethod::Modal);
+        cx.check(body.damping == 0.0 || (body.kind == BodyKind::Dynamic && !modal), &format!("{key}.damping"), || {
+            "only a dynamic rigid body or one simulated in full is damped (a modal body's modes take deformable.damping)".into()
         })?;
         let reduced = match &body.deformable {
             None => {

@@ -30,6 +30,11 @@ pub trait ContactBody {
     /// The body's contact samples on its surface: where each is, and where it will be after
     /// `dt` with the body's velocities plus `kick`.
     fn samples(&self, dt: Real, kick: &Vec3) -> Vec<(Vec3, Vec3)>;
+    /// How far the body's material reaches beyond its samples (m): half a sheet's thickness,
+    /// whose samples lie on its mid-surface; 0 for bodies sampled on their surface.
+    fn reach(&self) -> Real {
+        0.0
+    }
     /// The body's signed distance (negative inside) where it will be after `dt` with its
     /// velocities plus `kick`.
     fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_>;
@@ -130,7 +135,7 @@ fn find_contacts(bodies: &[&mut dyn ContactBody], statics: &StaticGeometry, pair
             if reach.is_some_and(|(centre, radius)| (at - centre).norm() > radius) {
                 continue;
             }
-            let depth = distance(&at);
+            let depth = distance(&at) - body.reach();
             if depth < margin {
                 if let Some(normal) = unit_gradient(&distance, &at, NORMAL_STEP) {
                     found.push(Contact { owner, other, sample, point: now, normal, depth });

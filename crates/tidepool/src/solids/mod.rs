@@ -74,6 +74,9 @@ pub trait Solid: CoupledSolid {
     fn set_velocity_state(&mut self, state: &[Real]);
     /// Restores internal constraints (joints) after impulses from contact.
     fn after_contact(&mut self) {}
+    /// Collisions of the solid with itself over a step of `dt` (a sheet's layers folding onto
+    /// each other); a no-op for solids that cannot meet themselves.
+    fn collide_with_itself(&mut self, _dt: Real) {}
     /// A bound on the speed of the solid's points (m/s), for the CFL condition.
     fn max_point_speed(&self) -> Real;
     /// The longest substep the solid's own forces allow (s; explicit elastic forces need one).

@@ -36,6 +36,7 @@
 //! the contact samples, and a point of it carries the impulses to up to twelve particles.
 
 use super::elastic::{Corotated, Tetrahedra};
+use super::self_contact::{repel, Sheet};
 use super::shell::Shell;
 use super::{Elements, Frozen};
 use crate::geometry::embedding::{MaterialPoint, Skin, TetLookup};
@@ -107,8 +108,17 @@ impl DeformableModel {
     /// The model of a sheet (cloth, a thin shell): the triangle mesh `mesh` (a manifold,
     /// consistently oriented) `thickness` thick, of a material of Young's modulus `young`,
     /// Poisson's ratio `poisson`, damping `beta` and density `density`.
+    /// The sheet must be thinner than half its lowest triangle is high, so that self-contact
+    /// never mistakes neighbouring triangles for layers in proximity.
     pub fn sheet(mesh: &TriMesh, thickness: Real, young: Real, poisson: Real, beta: Real, density: Real) -> Result<Self, String> {
-        let elements = Elements::Shell(Shell::new(mesh, thickness, young, poisson)?);
+        let shell = Shell::new(mesh, thickness, young, poisson)?;
+        let lowest = shell.shortest_altitude(&mesh.vertices);
+        if thickness >= 0.5 * lowest {
+            return Err(format!(
+                "the sheet is {thickness} m thick but its lowest triangle only {lowest:.4} m high: the thickness must be under half of that (a finer mesh than the thickness allows)"
+            ));
+        }
+        let elements = Elements::Shell(shell);
         let surface = Skin { triangles: mesh.triangles.clone(), vertices: (0..mesh.vertices.len() as u32).map(MaterialPoint::particle).collect() };
         let material = Corotated::plane_stress(young, poisson, beta);
         Ok(Self::assemble(mesh.vertices.clone(), elements, material, ElasticMaterial { young, poisson, density }, surface, 0.5 * thickness))
@@ -206,6 +216,10 @@ pub struct DeformableBody {
     pub pins: Vec<PinMotion>,
     /// Restitution and friction.
     pub material: Material,
+    /// Mass-proportional damping `alpha` (1/s): the force `-alpha m v` on each particle, like
+    /// still air's drag (Rayleigh's other term; it slows rigid motion too, so a hanging sheet
+    /// stops swinging). Implicit with the elements' damping; 0 by default.
+    pub drag: Real,
     /// The elastic forces at the current positions, once computed.
     forces: Option<Vec<Vec3>>,
     /// The elastic forces and the positions before the last move, until the next prediction
@@ -255,8 +269,8 @@ impl PinMotion {
     }
 }
 
-/// `M - h D + S` over the particles (`S` the soft pins' springs, diagonal), the identity on
-/// pinned ones.
+/// `M - h D + S` over the particles (`S` each particle's own terms, diagonal: the soft pins'
+/// springs and the drag), the identity on pinned ones.
 struct DampedMass<'a> {
     body: &'a DeformableBody,
     frozen: &'a Frozen,
@@ -264,10 +278,10 @@ struct DampedMass<'a> {
     springs: &'a [Real],
 }
 
-/// The soft pins' share of a velocity solve over `h`: per particle the diagonal `h b + h^2 k`
-/// (the last only where the spring stretches with the velocity being solved for) and the
-/// impulse `h (-k (x - x_t) + b v_t)`.
-struct SpringTerms {
+/// Each particle's own terms in a velocity solve over `h`: the drag's `h alpha m` on the
+/// diagonal; and a soft pin's spring's `h b + h^2 k` (the last only where the spring stretches
+/// with the velocity being solved for) and impulse `h (-k (x - x_t) + b v_t)`.
+struct ParticleTerms {
     diagonal: Vec<Real>,
     impulse: Vec<Vec3>,
 }
@@ -361,6 +375,7 @@ impl DeformableBody {
             pins: Vec::new(),
             positions,
             material,
+            drag: 0.0,
             forces: None,
             start: None,
             surface: SurfaceCache::default(),
@@ -390,7 +405,7 @@ impl DeformableBody {
     /// the elements where the particles are, starting from `v0`: damping implicit.
     /// Pinned particles keep their prescribed velocities; their share of the damping on the
     /// others is known and goes to the right-hand side.
-    fn advanced_velocities(&self, forces: &[Vec3], v0: &[Vec3], h: Real, gravity: &Vec3, springs: &SpringTerms) -> Vec<Vec3> {
+    fn advanced_velocities(&self, forces: &[Vec3], v0: &[Vec3], h: Real, gravity: &Vec3, springs: &ParticleTerms) -> Vec<Vec3> {
         let (model, n) = (&self.model, self.positions.len());
         let mut momentum: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { model.masses[i] * (v0[i] + h * gravity) + h * forces[i] + springs.impulse[i] }).collect();
         if model.material.beta == 0.0 {
@@ -411,19 +426,18 @@ impl DeformableBody {
         v.chunks(3).map(Vec3::from_column_slice).collect()
     }
 
-    /// The soft pins' springs in a velocity solve over `h` with the particles at `x` and the
-    /// targets at time `t`: with `stretching`, the springs are evaluated where the solved
-    /// velocities take the particles, `x + h v` (step 1, Shinar eq. 2.6–2.7: fully implicit),
-    /// else at `x` (the midpoint of step 3) with their damping implicit.
-    fn spring_terms(&self, x: &[Vec3], t: Real, h: Real, stretching: bool) -> SpringTerms {
-        let n = self.positions.len();
-        let mut terms = SpringTerms { diagonal: vec![0.0; n], impulse: vec![Vec3::zeros(); n] };
+    /// The particles' own terms in a velocity solve over `h` with the particles at `x` and
+    /// the soft pins' targets at time `t`: with `stretching`, the springs are evaluated where
+    /// the solved velocities take the particles, `x + h v` (step 1, Shinar eq. 2.6–2.7: fully
+    /// implicit), else at `x` (the midpoint of step 3) with their damping implicit.
+    fn particle_terms(&self, x: &[Vec3], t: Real, h: Real, stretching: bool) -> ParticleTerms {
+        let mut terms = ParticleTerms { diagonal: self.model.masses.iter().map(|m| h * self.drag * m).collect(), impulse: vec![Vec3::zeros(); x.len()] };
         for pin in &self.pins {
             let Some((k, damping)) = pin.spring else { continue };
             for (j, &i) in pin.particles.iter().enumerate() {
                 let i = i as usize;
                 let b = damping.unwrap_or_else(|| 2.0 * (k * self.model.masses[i]).sqrt());
-                terms.diagonal[i] = h * b + if stretching { h * h * k } else { 0.0 };
+                terms.diagonal[i] += h * b + if stretching { h * h * k } else { 0.0 };
                 terms.impulse[i] = h * (-k * (x[i] - pin.target(j, t)) + b * pin.target_velocity(j, t));
             }
         }
@@ -648,6 +662,10 @@ impl ContactBody for DeformableBody {
         self.model.surface.vertices.iter().map(|p| (p.interpolate(&self.positions), p.interpolate(&moved))).collect()
     }
 
+    fn reach(&self) -> Real {
+        self.model.half_thickness
+    }
+
     fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
         let moved = self.moved(dt, kick);
         let mut last = self.surface.1.lock().unwrap_or_else(|e| e.into_inner());
@@ -714,15 +732,30 @@ impl Solid for DeformableBody {
             Some((before, x0)) => {
                 let mean: Vec<Vec3> = before.iter().zip(forces).map(|(a, b)| 0.5 * (a + b)).collect();
                 let midpoint: Vec<Vec3> = x0.iter().zip(&self.positions).map(|(a, b)| 0.5 * (a + b)).collect();
-                let springs = self.spring_terms(&midpoint, time + 0.5 * h, 0.5 * h, false);
+                let springs = self.particle_terms(&midpoint, time + 0.5 * h, 0.5 * h, false);
                 let half = self.advanced_velocities(&mean, &self.velocities, 0.5 * h, gravity, &springs);
                 half.iter().zip(&self.velocities).map(|(half, v0)| 2.0 * half - v0).collect()
             }
             None => {
-                let springs = self.spring_terms(&self.positions, time + h, h, true);
+                let springs = self.particle_terms(&self.positions, time + h, h, true);
                 self.advanced_velocities(forces, &self.velocities, h, gravity, &springs)
             }
         };
+    }
+
+    /// A sheet's repulsions between its own vertices and triangles ([`super::self_contact`]).
+    fn collide_with_itself(&mut self, dt: Real) {
+        let Elements::Shell(shell) = &self.model.elements else { return };
+        let inverse_masses: Vec<Real> = (0..self.positions.len()).map(|i| self.inverse_mass(i)).collect();
+        let mut sheet = Sheet {
+            positions: &self.positions,
+            velocities: &mut self.velocities,
+            inverse_masses: &inverse_masses,
+            triangles: &shell.triangles,
+            thickness: shell.thickness,
+            friction: self.material.friction,
+        };
+        repel(&mut sheet, dt);
     }
 
     fn advance_positions(&mut self, dt: Real) {

@@ -5,6 +5,7 @@
 
 pub mod body;
 pub mod elastic;
+pub mod self_contact;
 pub mod shell;
 
 pub use body::{DeformableBody, DeformableModel};
