@@ -19,7 +19,16 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
     std::fs::write(&crossing, format!("{}{}f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\nf 5 7 6\nf 5 6 8\nf 5 8 7\nf 6 7 8\n", tetrahedron(0.0), tetrahedron(0.2))).unwrap();
     let twisted = dir.join("twisted.obj");
     std::fs::write(&twisted, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 3 4\n").unwrap();
+    let fan = dir.join("fan.obj");
+    std::fs::write(&fan, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 4\nf 1 2 5\n").unwrap();
     let mesh = |path: &Path| format!("{HEAD}\n[[obstacle]]\nshape.mesh = {{ path = \"{}\" }}\n", path.display());
+    let sheet = |shape: &str, deformable: &str| format!("{HEAD}\n[[body]]\nshape.{shape}\ndensity = 500.0\ndeformable = {{ {deformable} }}\n");
+    let cloth_file = |path: &Path, spacing: &str| {
+        format!(
+            "{HEAD}\n[[body]]\nshape.shell = {{ path = \"{}\", thickness = 0.002, translate = [0.5, 0.5, 0.5], scale = 0.2 }}\ndensity = 500.0\ndeformable = {{ method = \"cloth\", young = 1e5{spacing} }}\n",
+            path.display()
+        )
+    };
     let shell = |path: &Path, thickness: f64| {
         format!("{HEAD}\n[[body]]\nshape.shell = {{ path = \"{}\", thickness = {thickness}, translate = [0.5, 0.5, 0.5], scale = 0.2 }}\ndensity = 500.0\n", path.display())
     };
@@ -78,7 +87,7 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("body mass and density", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\nmass = 2.0\n"), Some(12), "either density or mass"),
         ("body restitution", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\nrestitution = 1.5\n"), Some(12), "between 0 and 1"),
         ("body damping", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ndensity = 500.0\ndamping = -1.0\n"), Some(12), "decay rate"),
-        ("damped static body", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"static\"\ndamping = 1.0\n"), Some(12), "only a dynamic rigid body is damped"),
+        ("damped static body", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"static\"\ndamping = 1.0\n"), Some(12), "only a dynamic rigid body or one simulated in full is damped"),
         ("thin torus ring", format!("{HEAD}\n[[body]]\nshape.torus = {{ center = [0.5, 0.5, 0.5], major = 0.05, minor = 0.1 }}\ndensity = 500.0\n"), Some(10), "larger than the tube radius"),
         ("overlapping bodies", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.2 }}\ndensity = 500.0\n[[body]]\nname = \"second\"\nshape.sphere = {{ center = [0.6, 0.5, 0.5], radius = 0.2 }}\ndensity = 500.0\n"), Some(10), "overlapping body `second`"),
         ("body through the floor", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, -0.2, 0.4], max = [0.6, 0.2, 0.6] }}\ndensity = 500.0\n"), Some(10), "through a closed side"),
@@ -87,11 +96,18 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("flip ratio", format!("{HEAD}[liquid]\nmethod = \"flip\"\nflip.flip_ratio = 1.5\n"), Some(10), "between 0 and 1"),
         ("flip explosion radius", format!("{HEAD}[liquid]\nmethod = \"flip\"\n[[liquid.flip.explosion]]\ncenter = [0.5, 0.5, 0.5]\nradius = 0.0\nspeed = 1.0\ntime = 0.0\n"), Some(12), "positive radius"),
         ("flip too many particles", format!("{HEAD}[liquid]\nmethod = \"flip\"\nflip.particles_per_cell = 64\n[[liquid.region]]\nshape.box = {{ min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0] }}\n").replace("resolution = 8", "resolution = 300"), Some(7), "million particles"),
-        ("fem body with modes", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5, modes = 4 }}\n"), Some(12), "has no modes"),
+        ("fem body with modes", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5, modes = 4 }}\n"), Some(12), "only a modal body has modes"),
         ("pin on a modal body", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ young = 1e5 }}\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n"), Some(13), "only a body simulated in full"),
         ("pin on a rigid body", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n"), Some(12), "only a body simulated in full"),
         ("pin path out of order", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\npath = [[1.0, 0.0, 0.0, 0.0], [0.5, 0.1, 0.0, 0.0]]\n"), Some(15), "increasing order"),
         ("pin damping without stiffness", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\ndamping = 3.0\n"), Some(15), "only a soft pin"),
+        ("cloth on a box", sheet("box = { min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }", "method = \"cloth\", young = 1e5"), Some(10), "cloth is a `sheet` or a `shell` shape"),
+        ("sheet in full", sheet("sheet = { center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.002 }", "method = \"fem\", young = 1e5"), Some(10), "simulated as cloth"),
+        ("sheet thickness", sheet("sheet = { center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.0 }", "method = \"cloth\", young = 1e5"), Some(10), "expected a thickness > 0"),
+        ("sheet size", sheet("sheet = { center = [0.5, 0.5, 0.5], size = [0.4, -0.4], thickness = 0.002 }", "method = \"cloth\", young = 1e5"), Some(10), "expected two sides > 0"),
+        ("cloth too fine", sheet("sheet = { center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.002 }", "method = \"cloth\", young = 1e5, spacing = 1e-4"), Some(12), "more than 2e5"),
+        ("non-manifold cloth", cloth_file(&fan, ""), Some(10), "fan.obj`: edge between vertices 0 and 1 is used 2 times in the same direction (non-manifold"),
+        ("cloth file with spacing", cloth_file(&open_mesh, ", spacing = 0.01"), Some(12), "remove spacing"),
         ("deformable method", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"mass-spring\", young = 1e5 }}\n"), Some(12), "unknown variant `mass-spring`"),
         ("body kind", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"floating\"\n"), Some(11), "unknown variant `floating`"),
     ]
@@ -139,7 +155,7 @@ fn meshes_in_obj_and_ply_give_the_same_obstacle() {
 
 /// What only building the world finds is located in the scene like any other error: a 0.2 m
 /// cube meshed at 0.15 m spacing has too few particles for 64 modes; a full deformable body's
-/// pin beside it holds no particle.
+/// pin beside it holds no particle; a sheet is as thick as its triangles are high.
 #[test]
 fn errors_found_when_the_world_is_built_are_located() {
     let text =
@@ -159,4 +175,11 @@ fn errors_found_when_the_world_is_built_are_located() {
     let Err(err) = tidepool::world::World::build(&loaded) else { panic!("a pin holding nothing accepted") };
     let message = err.to_string();
     assert!(message.starts_with("bad.toml:14:") && message.contains("no particle of the body lies inside the pin"), "{message}");
+    let text = format!(
+        "{HEAD}\n[[body]]\nshape.sheet = {{ center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.02 }}\ndensity = 500.0\ndeformable = {{ method = \"cloth\", young = 1e5, spacing = 0.02 }}\n"
+    );
+    let loaded = scene::parse(&text, "bad.toml", "bad", None, Path::new(".")).expect("the scene itself is valid");
+    let Err(err) = tidepool::world::World::build(&loaded) else { panic!("a sheet as thick as its triangles accepted") };
+    let message = err.to_string();
+    assert!(message.starts_with("bad.toml:12:") && message.contains("the thickness must be under half"), "{message}");
 }
