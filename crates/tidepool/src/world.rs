@@ -212,7 +212,7 @@ impl World {
         for b in &loaded.bodies {
             match &b.reduced {
                 Some(setup) if setup.method != DeformableMethod::Modal => {
-                    solids.deformable.insert(deformable_body(b, setup, &full).map_err(|(key, e)| loaded.error(&format!("{}.{key}", setup.key), e))?);
+                    solids.deformable.insert(deformable_body(b, setup, &full, &loaded.bodies).map_err(|(key, e)| loaded.error(&format!("{}.{key}", setup.key), e))?);
                 }
                 Some(setup) => {
                     solids.reduced.insert(articulated(b, setup, &models).map_err(|e| loaded.error(&format!("{}.shape", setup.key), e))?);
@@ -452,9 +452,10 @@ fn full_models(loaded: &LoadedScene) -> Result<Vec<Option<Arc<DeformableModel>>>
 
 /// A deformable body simulated in full as its scene sets it up: its mesh placed and turned
 /// like the shape, every particle moving with the initial velocity and spin about the
-/// shape's centroid, the particles inside each pin's shape pinned and moved by it.
+/// shape's centroid, the particles inside each pin's shape pinned and moved by it (or by the
+/// kinematic body it binds them to).
 /// An error names the key under the body's where it was found.
-fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<Arc<DeformableModel>>]) -> Result<DeformableBody, (String, String)> {
+fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<Arc<DeformableModel>>], bodies: &[BodySetup]) -> Result<DeformableBody, (String, String)> {
     let part = &reduced.parts[0];
     let model = models[part.model].as_ref().expect("a full body's part has a finite-element model");
     let positions: Vec<Vec3> = model.rest.iter().map(|v| part.position + setup.orientation * v).collect();
@@ -476,7 +477,11 @@ fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<A
                 body.velocities[i as usize] = Vec3::zeros();
             }
         }
-        body.pins.push(PinMotion::new(particles, &body.positions, pin.path.clone(), pin.angular_velocity, pin.spring));
+        let motion = match pin.body.map(|b| &bodies[b]) {
+            None => PinMotion::new(particles, &body.positions, pin.path.clone(), pin.angular_velocity, pin.spring),
+            Some(b) => PinMotion::new(particles, &body.positions, b.path.clone(), b.angular_velocity, pin.spring).with_body(b.shape.mass_properties().centroid, b.velocity),
+        };
+        body.pins.push(motion);
     }
     Ok(body)
 }

@@ -54,6 +54,14 @@ impl MeshDistance {
         }
     }
 
+    /// The distance from `p` to a mesh built with [`MeshDistance::unsigned`] where it is below
+    /// `within`, else `within`: a query that stops looking once nothing nearer can be found
+    /// (far cheaper than the exact distance for points away from the surface).
+    pub fn unsigned_distance_within(&self, p: &Vec3, within: Real) -> Real {
+        debug_assert!(!self.signed, "only an unsigned distance can be capped");
+        self.mesh.project_local_point_with_max_dist(to_parry(p), false, within).map_or(within, |projection| (from_parry(projection.point) - p).norm().min(within))
+    }
+
     /// The signed distance from `p` ([`MeshDistance::signed_distance`]), the nearest
     /// triangle and the barycentric coordinates of the nearest point on it.
     pub fn nearest(&self, p: &Vec3) -> (Real, usize, [Real; 3]) {

@@ -535,6 +535,10 @@ pub struct Pin {
     pub stiffness: Option<f64>,
     /// A soft pin's spring damping (N s/m); absent, each particle's spring is critically damped.
     pub damping: Option<f64>,
+    /// The name of a kinematic body the pinned particles are bound to: they move with it (its
+    /// path or velocity, and its spin about its centre of mass) instead of along the pin's own
+    /// `path` and `angular_velocity`.
+    pub body: Option<String>,
 }
 
 /// `actuation = { ... }` of a deformable `[[body]]`: forces at points of the body, fixed in its

@@ -142,6 +142,9 @@ pub struct PinSetup {
     pub shape: Shape,
     pub path: Vec<(Real, Vec3)>,
     pub angular_velocity: Vec3,
+    /// The kinematic body the particles are bound to, by index in [`LoadedScene::bodies`]
+    /// (its motion replaces `path` and `angular_velocity`).
+    pub body: Option<usize>,
     /// A soft pin's spring stiffness (N/m) and damping (N s/m; `None`: critical).
     pub spring: Option<(Real, Option<Real>)>,
 }
@@ -215,6 +218,7 @@ struct Models {
 #[allow(clippy::too_many_arguments)]
 fn reduced_setup(
     body: &crate::scene::schema::Body,
+    bodies: &[crate::scene::schema::Body],
     d: &crate::scene::schema::Deformable,
     creature: &Creature,
     density: Real,
@@ -243,7 +247,7 @@ fn reduced_setup(
             })?;
             cx.check(creature.parts.len() == 1, &format!("{body_key}.shape"), || "a jellyfish is a modal body with joints; a body simulated in full is one piece".into())?;
             cx.check(body.actuation.is_none(), &format!("{body_key}.actuation"), || "only a modal deformable body is actuated".into())?;
-            body.pin.iter().enumerate().map(|(n, pin)| pin_setup(pin, &format!("{body_key}.pin[{n}]"), cx)).collect::<Result<_, _>>()?
+            body.pin.iter().enumerate().map(|(n, pin)| pin_setup(pin, &format!("{body_key}.pin[{n}]"), bodies, cx)).collect::<Result<_, _>>()?
         }
     };
     cx.check(d.damping.is_finite() && d.damping >= 0.0, &format!("{key}.damping"), || format!("expected a damping >= 0 s, got {}", d.damping))?;
@@ -366,7 +370,7 @@ fn volume_mesh(at_origin: &ShapeSpec, local: &Shape, d: &Deformable, spacing: Re
 }
 
 /// A pin at `key`: its shape resolved, its path's keyframes in order.
-fn pin_setup(pin: &Pin, key: &str, cx: &Context) -> Result<PinSetup, SceneError> {
+fn pin_setup(pin: &Pin, key: &str, bodies: &[crate::scene::schema::Body], cx: &Context) -> Result<PinSetup, SceneError> {
     let shape = resolve_shape(&pin.shape, &format!("{key}.shape"), cx)?;
     cx.check(pin.path.iter().all(|k| k.iter().all(|v| v.is_finite())), &format!("{key}.path"), || "expected keyframes [t, dx, dy, dz] of finite numbers".into())?;
     cx.check(pin.path.windows(2).all(|w| w[1][0] > w[0][0]), &format!("{key}.path"), || "expected keyframe times in increasing order".into())?;
@@ -379,7 +383,21 @@ fn pin_setup(pin: &Pin, key: &str, cx: &Context) -> Result<PinSetup, SceneError>
         cx.within(b, 0.0, 1e12, &format!("{key}.damping"), "a spring damping in N s/m")?;
     }
     let spring = pin.stiffness.map(|k| (k, pin.damping));
-    Ok(PinSetup { shape, path: pin.path.iter().map(|k| (k[0], Vec3::new(k[1], k[2], k[3]))).collect(), angular_velocity: vec3(pin.angular_velocity), spring })
+    let body = match &pin.body {
+        None => None,
+        Some(name) => {
+            cx.check(pin.path.is_empty() && pin.angular_velocity == [0.0; 3], &format!("{key}.body"), || {
+                "a pin bound to a body moves with it: remove the pin's path and angular_velocity".into()
+            })?;
+            let found = bodies.iter().position(|b| b.name.as_deref() == Some(name.as_str()));
+            let index = found.ok_or_else(|| cx.error(&format!("{key}.body"), format!("no body is named `{name}`")))?;
+            cx.check(bodies[index].kind == BodyKind::Kinematic, &format!("{key}.body"), || {
+                format!("body `{name}` is not kinematic: a pin binds particles to a body whose motion is prescribed")
+            })?;
+            Some(index)
+        }
+    };
+    Ok(PinSetup { shape, path: pin.path.iter().map(|k| (k[0], Vec3::new(k[1], k[2], k[3]))).collect(), angular_velocity: vec3(pin.angular_velocity), spring, body })
 }
 
 /// A viscoelastic liquid's or phase's `[.elastic]` table at `key`.
@@ -709,7 +727,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
                 cx.check(body.actuation.is_none(), &format!("{key}.actuation"), || "only a deformable body can be actuated".into())?;
                 None
             }
-            Some(d) => Some(reduced_setup(body, d, &creature, density, &grid, &key, &mut models, cx)?),
+            Some(d) => Some(reduced_setup(body, &scene.bodies, d, &creature, density, &grid, &key, &mut models, cx)?),
         };
         if !body.path.is_empty() {
             let key = format!("{key}.path");

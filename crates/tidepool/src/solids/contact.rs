@@ -36,8 +36,9 @@ pub trait ContactBody {
         0.0
     }
     /// The body's signed distance (negative inside) where it will be after `dt` with its
-    /// velocities plus `kick`.
-    fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_>;
+    /// velocities plus `kick`: exact where it is below `within`; elsewhere it may be any value
+    /// from `within` up (a body whose exact distance is costly far from it stops looking there).
+    fn distance_after(&self, dt: Real, kick: &Vec3, within: Real) -> Distance<'_>;
     /// Velocity of the body's material at world point `x`.
     fn point_velocity(&self, x: &Vec3) -> Vec3;
     /// Impulse response at `x`: the velocity change there per unit impulse applied there
@@ -128,7 +129,10 @@ fn find_contacts(bodies: &[&mut dyn ContactBody], statics: &StaticGeometry, pair
             Partner::Body(b) => {
                 let (centre, radius) = bodies[b].bounding_sphere();
                 let moved = dt * (bodies[b].speed_bound() + kick.norm());
-                (bodies[b].distance_after(dt, kick), Some((centre, 1.1 * radius + moved + margin)))
+                // Exact wherever a sample may count as touching, and the normal's differences
+                // around it.
+                let within = margin + body.reach() + 2.0 * NORMAL_STEP;
+                (bodies[b].distance_after(dt, kick, within), Some((centre, 1.1 * radius + moved + margin)))
             }
         };
         for (sample, (now, at)) in body.samples(dt, kick).into_iter().enumerate() {

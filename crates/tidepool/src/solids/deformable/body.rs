@@ -237,8 +237,10 @@ pub struct PinMotion {
     start: Vec<Vec3>,
     /// Their centroid where they start.
     centre: Vec3,
-    /// Keyframes of their displacement: time (s), displacement (m).
+    /// Keyframes of their displacement: time (s), displacement (m); without any, they move at
+    /// `velocity`.
     path: Vec<(Real, Vec3)>,
+    velocity: Vec3,
     /// Rate of turn about their centroid (rad/s).
     angular_velocity: Vec3,
     /// A soft pin's zero-length spring from each particle to where the pin puts it: stiffness
@@ -253,7 +255,14 @@ impl PinMotion {
     pub fn new(particles: Vec<u32>, positions: &[Vec3], path: Vec<(Real, Vec3)>, angular_velocity: Vec3, spring: Option<(Real, Option<Real>)>) -> Self {
         let start: Vec<Vec3> = particles.iter().map(|&i| positions[i as usize]).collect();
         let centre = start.iter().sum::<Vec3>() / start.len().max(1) as Real;
-        PinMotion { particles, start, centre, path, angular_velocity, spring }
+        PinMotion { particles, start, centre, path, velocity: Vec3::zeros(), angular_velocity, spring }
+    }
+
+    /// The same pin moving with a kinematic body whose centre of mass starts at `centre` and
+    /// moves along the pin's path, or at `velocity` without one, turning about it (the
+    /// particles bound to the body, Shinar sec. 2.2).
+    pub fn with_body(self, centre: Vec3, velocity: Vec3) -> Self {
+        PinMotion { centre, velocity, ..self }
     }
 
     /// The velocity of the pin's `k`-th particle's target at time `t`.
@@ -264,7 +273,7 @@ impl PinMotion {
 
     /// Where the pin's `k`-th particle is at time `t`.
     pub fn target(&self, k: usize, t: Real) -> Vec3 {
-        let displacement = along_path(&self.path, t).unwrap_or_else(Vec3::zeros);
+        let displacement = along_path(&self.path, t).unwrap_or(t * self.velocity);
         self.centre + displacement + nalgebra::Rotation3::new(t * self.angular_velocity) * (self.start[k] - self.centre)
     }
 }
@@ -666,7 +675,8 @@ impl ContactBody for DeformableBody {
         self.model.half_thickness
     }
 
-    fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
+    /// A sheet's distance is capped at `within` (its triangles are only searched that far).
+    fn distance_after(&self, dt: Real, kick: &Vec3, within: Real) -> Distance<'_> {
         let moved = self.moved(dt, kick);
         let mut last = self.surface.1.lock().unwrap_or_else(|e| e.into_inner());
         let distance = match last.as_ref().filter(|(at, _)| *at == moved) {
@@ -678,7 +688,10 @@ impl ContactBody for DeformableBody {
             }
         };
         let reach = self.model.half_thickness;
-        Box::new(move |x| distance.signed_distance(x) - reach)
+        match self.model.elements {
+            Elements::Volume(_) => Box::new(move |x| distance.signed_distance(x)),
+            Elements::Shell(_) => Box::new(move |x| distance.unsigned_distance_within(x, within + reach) - reach),
+        }
     }
 
     fn point_velocity(&self, x: &Vec3) -> Vec3 {

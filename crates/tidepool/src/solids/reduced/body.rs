@@ -737,7 +737,7 @@ impl ContactBody for ReducedBody {
             .collect()
     }
 
-    fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
+    fn distance_after(&self, dt: Real, kick: &Vec3, _within: Real) -> Distance<'_> {
         let mut moved = self.clone();
         moved.velocity += kick;
         moved.advance_positions(dt);

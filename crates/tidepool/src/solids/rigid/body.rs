@@ -277,7 +277,7 @@ impl ContactBody for RigidBody {
         self.samples.iter().map(|s| (now.to_world(s), at.to_world(s))).collect()
     }
 
-    fn distance_after(&self, dt: Real, kick: &Vec3) -> Distance<'_> {
+    fn distance_after(&self, dt: Real, kick: &Vec3, _within: Real) -> Distance<'_> {
         let pose = self.pose_after(dt, kick);
         Box::new(move |x| self.signed_distance_at(&pose, x))
     }
