@@ -129,8 +129,8 @@ impl std::error::Error for UsageError {}
 /// The most worker threads `--threads` may ask for.
 const MAX_THREADS: usize = 256;
 
-/// Stack of each worker thread: the whole command runs on one (see [`on_pool`]), so it gets
-/// what a main thread has.
+/// Stack of each worker thread: the whole command runs on one (see [`tidepool::on_pool`]), so
+/// it gets what a main thread has.
 const WORKER_STACK_BYTES: usize = 8 << 20;
 
 /// Starts the thread pool (`threads` workers, or one per core) and returns how many it has.
@@ -146,18 +146,9 @@ fn set_threads(threads: Option<usize>) -> anyhow::Result<usize> {
     Ok(rayon::current_num_threads())
 }
 
-/// Runs `job` on one of the pool's threads: there each parallel loop starts at once, instead
-/// of handing its work to the pool and sleeping until it is done (tens of microseconds per
-/// loop, which a cloth's solve of a few hundred particles felt fourfold).
-fn on_pool<T: Send>(job: impl FnOnce() -> T + Send) -> T {
-    let mut result = None;
-    rayon::scope(|_| result = Some(job()));
-    result.expect("the scope ran the job")
-}
-
 fn run(args: RunArgs) -> anyhow::Result<u8> {
     let threads = set_threads(args.threads)?;
-    on_pool(|| run_on(args, threads))
+    tidepool::on_pool(|| run_on(args, threads))
 }
 
 fn run_on(args: RunArgs, threads: usize) -> anyhow::Result<u8> {
@@ -452,7 +443,7 @@ fn print_stdout(text: &str) -> anyhow::Result<()> {
 
 fn bench(cases: &[String], threads: Option<usize>) -> anyhow::Result<u8> {
     let threads = set_threads(threads)?;
-    on_pool(|| bench_on(cases, threads))
+    tidepool::on_pool(|| bench_on(cases, threads))
 }
 
 fn bench_on(cases: &[String], threads: usize) -> anyhow::Result<u8> {

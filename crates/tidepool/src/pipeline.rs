@@ -160,9 +160,10 @@ type CoupledSolve<'a> = dyn Fn(&mut [&mut dyn CoupledSolid], Option<(TrialLiquid
 
 /// Each solid's contact with itself, then contact (inelastic, with friction and shock
 /// propagation) on every pair of solid parts that touches at the positions their velocities
-/// lead to over `dt`, then the solids' internal constraints restored. Where any pair touched, returns each solid's points of contact with
-/// the static geometry and its normals there, the ones contact acts on (in the order of
-/// [`Solids::iter`]): a coupled solve after contact holds the solids along them. (Found after
+/// lead to over `dt`, then the solids' internal constraints restored. Where any pair touched,
+/// returns each solid's points of contact with the static geometry and its normals there, the
+/// ones contact acts on (in the order of [`Solids::iter`]): a coupled solve after contact holds
+/// the solids along them. (Found after
 /// contact, where the stopped bodies' velocities lead, a resting ball was often just outside
 /// the contact margin, left free, and dragged down again by the water.)
 fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> {

@@ -5,7 +5,8 @@
 //! frame and modes so that momentum is conserved).
 //!
 //! Interference is tested at predicted positions: each body's surface samples against the
-//! other body's signed distance. Impulses act at the samples' current positions along the
+//! other body's signed distance (less the sample's reach: a sheet's samples lie on its
+//! mid-surface, half its thickness inside it). Impulses act at the samples' current positions along the
 //! other body's outward normal, with Coulomb friction (`impulse`). Bodies of one group (the
 //! sub-bodies of an articulation, joined where they overlap) do not collide with each other.
 

@@ -54,30 +54,34 @@ pub fn simulate(loaded: &LoadedScene, frames: u32) -> (World, Vec<FrameRecord>) 
 
 /// Runs `frames` frames without writing files, calling `visit` with the world and the record
 /// after each (frame 0 first); returns the final world.
-pub fn each_frame(loaded: &LoadedScene, frames: u32, mut visit: impl FnMut(&World, &FrameRecord)) -> World {
-    let mut driver = Driver::new(World::build(loaded).expect("the scene builds"), Vec::new());
-    let first = driver.write_current_frame().expect("frame 0");
-    visit(&driver.world, &first);
-    for _ in 0..frames {
-        let record = driver.advance_frame(frames, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
-        visit(&driver.world, &record);
-    }
-    driver.world
+pub fn each_frame(loaded: &LoadedScene, frames: u32, mut visit: impl FnMut(&World, &FrameRecord) + Send) -> World {
+    tidepool::on_pool(|| {
+        let mut driver = Driver::new(World::build(loaded).expect("the scene builds"), Vec::new());
+        let first = driver.write_current_frame().expect("frame 0");
+        visit(&driver.world, &first);
+        for _ in 0..frames {
+            let record = driver.advance_frame(frames, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+            visit(&driver.world, &record);
+        }
+        driver.world
+    })
 }
 
 /// Steps `world` by the substeps its limits allow (CFL, capillary, elastic; at most a frame,
 /// which a still weightless liquid would otherwise exceed without bound), calling `visit` with
 /// the time after each, until `visit` says stop.
-pub fn run(world: &mut World, mut visit: impl FnMut(&World, Real) -> bool) {
-    let mut t = 0.0;
-    loop {
-        let dt = world.cfl_dt().min(1.0 / world.settings.fps);
-        tidepool::pipeline::step(world, dt).unwrap_or_else(|e| panic!("{e}"));
-        t += dt;
-        if !visit(world, t) {
-            return;
+pub fn run(world: &mut World, mut visit: impl FnMut(&World, Real) -> bool + Send) {
+    tidepool::on_pool(|| {
+        let mut t = 0.0;
+        loop {
+            let dt = world.cfl_dt().min(1.0 / world.settings.fps);
+            tidepool::pipeline::step(world, dt).unwrap_or_else(|e| panic!("{e}"));
+            t += dt;
+            if !visit(world, t) {
+                return;
+            }
         }
-    }
+    })
 }
 
 /// How a run started by the tests records itself in `run.json`.
