@@ -14,7 +14,7 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, Multigrid, PcgParams, Preconditioner};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 13] = [
+pub const CASES: [&str; 14] = [
     "poisson-128",
     "dam-break-128",
     "dam-break-128-mic0",
@@ -24,6 +24,7 @@ pub const CASES: [&str; 13] = [
     "tori-pool",
     "starfish-150",
     "stack",
+    "pile",
     "lattice-256",
     "lattice-1024",
     "flip-dam-break",
@@ -46,6 +47,7 @@ pub fn run_case(name: &str) -> Option<Value> {
         "starfish-150" => Some(scene_case("starfish-150", STARFISH_150, 0.0, 2)),
         // Timed as the ball strikes the tower, at the rubber's stable step.
         "stack" => Some(scene_case("stack", STACK, 0.15, 100)),
+        "pile" => Some(scene_case("pile", PILE, 0.3, 20)),
         "lattice-256" => Some(lattice(256, 200)),
         "lattice-1024" => Some(lattice(1024, 20)),
         "flip-dam-break" => Some(flip_dam_break(128, 3)),
@@ -274,6 +276,10 @@ pub fn tori_pool(substeps: usize) -> Value {
 /// in full, a ball; no liquid).
 pub const STACK: &str = include_str!("../../../scenes/stack.toml");
 
+/// The scene of the `pile` case: `scenes/pile.toml` (48 rigid and full deformable bodies
+/// dropped onto pegs; no liquid), timed once the first layer is landing.
+pub const PILE: &str = include_str!("../../../scenes/pile.toml");
+
 /// `substeps` substeps of a scene after warming up for `warmup` seconds (at least one
 /// substep), with a fixed step of half a cell per the speed of a fall through the domain's
 /// height, or the solids' own stable step where that is shorter: seconds per substep by phase,
@@ -312,6 +318,8 @@ pub fn scene_case(name: &str, text: &str, warmup: Real, substeps: usize) -> Valu
         "cells": cells,
         "grid": grid.dims,
         "bodies": world.solids.iter().count(),
+        "tetrahedra": world.solids.deformable.iter().map(|b| b.model.elements.tetrahedra()).sum::<usize>(),
+        "triangles": world.solids.deformable.iter().map(|b| b.model.elements.triangles()).sum::<usize>(),
         "setup_seconds": setup,
         "warmup_seconds": warmup,
         "substeps": substeps,

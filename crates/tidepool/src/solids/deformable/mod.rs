@@ -97,6 +97,22 @@ impl Elements {
         }
     }
 
+    /// The number of tetrahedra (0 for a sheet).
+    pub fn tetrahedra(&self) -> usize {
+        match self {
+            Elements::Volume(t) => t.tets.len(),
+            Elements::Shell(_) => 0,
+        }
+    }
+
+    /// The number of triangles (0 for a volume).
+    pub fn triangles(&self) -> usize {
+        match self {
+            Elements::Volume(_) => 0,
+            Elements::Shell(s) => s.triangles.len(),
+        }
+    }
+
     /// What the elements are, in words: "1200 tetrahedra", "800 triangles (1150 hinges), 1 mm thick".
     pub fn summary(&self) -> String {
         match self {
