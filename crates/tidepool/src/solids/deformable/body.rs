@@ -78,9 +78,6 @@ pub struct DeformableModel {
     pub surface: Skin,
     /// Total mass (kg).
     pub mass: Real,
-    /// How far the body reaches beyond its surface mesh (m): half a sheet's thickness (a sheet
-    /// has no inside; its distance is that to its triangles less this), 0 for a volume.
-    pub half_thickness: Real,
     /// The longest stable substep (s).
     stable_step: Real,
     /// The damping's diagonal at rest, per particle (the velocity solve's preconditioner).
@@ -102,7 +99,7 @@ impl DeformableModel {
             }
         };
         let elements = Elements::Volume(Tetrahedra::new(&mesh));
-        Ok(Self::assemble(mesh.vertices, elements, Corotated::new(young, poisson, beta), ElasticMaterial { young, poisson, density }, surface, 0.0))
+        Ok(Self::assemble(mesh.vertices, elements, Corotated::new(young, poisson, beta), ElasticMaterial { young, poisson, density }, surface))
     }
 
     /// The model of a sheet (cloth, a thin shell): the triangle mesh `mesh` (a manifold,
@@ -121,14 +118,14 @@ impl DeformableModel {
         let elements = Elements::Shell(shell);
         let surface = Skin { triangles: mesh.triangles.clone(), vertices: (0..mesh.vertices.len() as u32).map(MaterialPoint::particle).collect() };
         let material = Corotated::plane_stress(young, poisson, beta);
-        Ok(Self::assemble(mesh.vertices.clone(), elements, material, ElasticMaterial { young, poisson, density }, surface, 0.5 * thickness))
+        Ok(Self::assemble(mesh.vertices.clone(), elements, material, ElasticMaterial { young, poisson, density }, surface))
     }
 
-    fn assemble(rest: Vec<Vec3>, elements: Elements, material: Corotated, elastic: ElasticMaterial, surface: Skin, half_thickness: Real) -> Self {
+    fn assemble(rest: Vec<Vec3>, elements: Elements, material: Corotated, elastic: ElasticMaterial, surface: Skin) -> Self {
         let masses = elements.masses(elastic.density, rest.len());
         let stable_step = elements.stable_step(&material, elastic.density, &rest, &masses, ELASTIC_CFL);
         let damping_diagonal = elements.damping_diagonal(&material, &rest);
-        DeformableModel { mass: masses.iter().sum(), rest, elements, material, elastic, masses, surface, half_thickness, stable_step, damping_diagonal }
+        DeformableModel { mass: masses.iter().sum(), rest, elements, material, elastic, masses, surface, stable_step, damping_diagonal }
     }
 
     /// The longest stable substep (s).
@@ -602,7 +599,7 @@ impl DeformableBody {
 
 impl CoupledSolid for DeformableBody {
     fn signed_distance(&self, x: &Vec3) -> Real {
-        self.deformed().distance.signed_distance(x) - self.model.half_thickness
+        self.deformed().distance.signed_distance(x) - self.model.elements.half_thickness()
     }
 
     fn bounding_sphere(&self) -> (Vec3, Real) {
@@ -672,7 +669,7 @@ impl ContactBody for DeformableBody {
     }
 
     fn reach(&self) -> Real {
-        self.model.half_thickness
+        self.model.elements.half_thickness()
     }
 
     /// A sheet's distance is capped at `within` (its triangles are only searched that far).
@@ -687,7 +684,7 @@ impl ContactBody for DeformableBody {
                 distance
             }
         };
-        let reach = self.model.half_thickness;
+        let reach = self.model.elements.half_thickness();
         match self.model.elements {
             Elements::Volume(_) => Box::new(move |x| distance.signed_distance(x)),
             Elements::Shell(_) => Box::new(move |x| distance.unsigned_distance_within(x, within + reach) - reach),

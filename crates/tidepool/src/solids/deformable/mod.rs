@@ -97,6 +97,15 @@ impl Elements {
         }
     }
 
+    /// How far the body reaches beyond its surface mesh (m): half a sheet's thickness (a sheet
+    /// has no inside; its distance is that to its triangles less this), 0 for a volume.
+    pub fn half_thickness(&self) -> Real {
+        match self {
+            Elements::Volume(_) => 0.0,
+            Elements::Shell(s) => 0.5 * s.thickness,
+        }
+    }
+
     /// The number of tetrahedra (0 for a sheet).
     pub fn tetrahedra(&self) -> usize {
         match self {
@@ -116,8 +125,8 @@ impl Elements {
     /// What the elements are, in words: "1200 tetrahedra", "800 triangles (1150 hinges), 1 mm thick".
     pub fn summary(&self) -> String {
         match self {
-            Elements::Volume(t) => format!("{} tetrahedra", t.tets.len()),
-            Elements::Shell(s) => format!("{} triangles ({} hinges), {} mm thick", s.triangles.len(), s.hinge_count(), s.thickness * 1e3),
+            Elements::Volume(_) => format!("{} tetrahedra", self.tetrahedra()),
+            Elements::Shell(s) => format!("{} triangles ({} hinges), {} mm thick", self.triangles(), s.hinge_count(), s.thickness * 1e3),
         }
     }
 

@@ -53,9 +53,13 @@ fn projection(p: &Vec3, t: &[Vec3; 3]) -> Option<([Real; 3], Vec3)> {
 /// Applies the repulsions for a step of `dt`; returns the number of impulses applied.
 pub fn repel(sheet: &mut Sheet, dt: Real) -> usize {
     let h = sheet.thickness;
+    // Bins about a triangle's edge wide (the positions do not change during the sweeps).
+    let x = sheet.positions;
+    let edge = sheet.triangles.iter().map(|t| (x[t[1] as usize] - x[t[0] as usize]).norm()).sum::<Real>() / sheet.triangles.len().max(1) as Real;
+    let cell = edge.max(h).max(Real::MIN_POSITIVE);
     let mut applied = 0;
     for _ in 0..SWEEPS {
-        let found = sweep(sheet, dt, h);
+        let found = sweep(sheet, dt, h, cell);
         applied += found;
         if found == 0 {
             break;
@@ -64,13 +68,12 @@ pub fn repel(sheet: &mut Sheet, dt: Real) -> usize {
     applied
 }
 
-/// One sweep over all vertex–triangle pairs in proximity; returns how many got an impulse.
-fn sweep(sheet: &mut Sheet, dt: Real, h: Real) -> usize {
+/// One sweep over all vertex–triangle pairs in proximity, with bins `cell` wide; returns how
+/// many got an impulse.
+fn sweep(sheet: &mut Sheet, dt: Real, h: Real, cell: Real) -> usize {
     let x = sheet.positions;
     let predicted: Vec<Vec3> = x.iter().zip(sheet.velocities.iter()).map(|(x, v)| x + dt * v).collect();
     // Bins of the triangles' boxes over the step, grown by the thickness.
-    let edge = sheet.triangles.iter().map(|t| (x[t[1] as usize] - x[t[0] as usize]).norm()).sum::<Real>() / sheet.triangles.len().max(1) as Real;
-    let cell = edge.max(h).max(Real::MIN_POSITIVE);
     let key = |p: &Vec3| p.map(|c| (c / cell).floor() as i64);
     let mut bins: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
     for (k, t) in sheet.triangles.iter().enumerate() {
@@ -86,10 +89,11 @@ fn sweep(sheet: &mut Sheet, dt: Real, h: Real) -> usize {
         }
     }
     let mut impulses = 0;
+    let mut near: Vec<u32> = Vec::new();
     for p in 0..x.len() {
         let start = key(&x[p].inf(&predicted[p]));
         let end = key(&x[p].sup(&predicted[p]));
-        let mut near: Vec<u32> = Vec::new();
+        near.clear();
         for i in start.x..=end.x {
             for j in start.y..=end.y {
                 for l in start.z..=end.z {
