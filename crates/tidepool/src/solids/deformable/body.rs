@@ -38,6 +38,7 @@
 use super::elastic::{Corotated, Tetrahedra};
 use super::self_contact::{repel, Sheet};
 use super::shell::Shell;
+use super::skeleton::{BoneSetup, Skeleton};
 use super::{Elements, Frozen};
 use crate::geometry::embedding::{MaterialPoint, Skin, TetLookup};
 use crate::geometry::{MeshDistance, TetMesh, TriMesh};
@@ -55,7 +56,7 @@ use tidepool_linalg::{pcg, CsrMatrix, LinearOperator, PcgParams, Preconditioner,
 /// allow.
 const ELASTIC_CFL: Real = 0.5;
 /// Relative residual of the damped velocity solve.
-const DAMPING_TOLERANCE: Real = 1e-10;
+const DAMPING_TOLERANCE: Real = 1e-11;
 
 /// What copies of one deformable body share: the rest shape, its elements and material, and
 /// the particles' masses.
@@ -217,6 +218,8 @@ pub struct DeformableBody {
     /// still air's drag (Rayleigh's other term; it slows rigid motion too, so a hanging sheet
     /// stops swinging). Implicit with the elements' damping; 0 by default.
     pub drag: Real,
+    /// Rigid bones the particles inside them are hard-bound to, hinged and driven.
+    pub skeleton: Option<Skeleton>,
     /// The elastic forces at the current positions, once computed.
     forces: Option<Vec<Vec3>>,
     /// The elastic forces and the positions before the last move, until the next prediction
@@ -276,35 +279,49 @@ impl PinMotion {
 }
 
 /// `M - h D + S` over the particles (`S` each particle's own terms, diagonal: the soft pins'
-/// springs and the drag), the identity on pinned ones.
+/// springs and the drag), `M` alone on pinned ones (their rows, scaled like the others, keep
+/// their prescribed velocities).
+/// With bones, the particles they bind have the identity's rows and the skeleton's rates
+/// follow (`W^T (M - h D + S) W` and the drives' diagonal: [`super::skeleton`]).
 struct DampedMass<'a> {
     body: &'a DeformableBody,
     frozen: &'a Frozen,
     h: Real,
-    springs: &'a [Real],
+    terms: &'a ParticleTerms,
 }
 
 /// Each particle's own terms in a velocity solve over `h`: the drag's `h alpha m` on the
 /// diagonal; and a soft pin's spring's `h b + h^2 k` (the last only where the spring stretches
 /// with the velocity being solved for) and impulse `h (-k (x - x_t) + b v_t)`.
+/// With bones, their driven hinges' diagonal and generalized impulse.
 struct ParticleTerms {
     diagonal: Vec<Real>,
     impulse: Vec<Vec3>,
+    joint_diagonal: Vec<Real>,
+    joint_impulse: Vec<Real>,
 }
 
 impl LinearOperator for DampedMass<'_> {
     fn len(&self) -> usize {
-        3 * self.body.positions.len()
+        self.body.velocity_len()
     }
 
     fn apply(&self, x: &[f64], y: &mut [f64]) {
         let b = self.body;
-        let v: Vec<Vec3> = (0..b.positions.len()).map(|i| if b.pinned[i] { Vec3::zeros() } else { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) }).collect();
-        let mut damping = vec![Vec3::zeros(); v.len()];
+        let n = b.positions.len();
+        let v = b.particle_velocities(x, |_| Vec3::zeros());
+        let mut damping = vec![Vec3::zeros(); n];
         b.model.elements.damping_forces(&b.model.material, self.frozen, &v, &mut damping);
-        for i in 0..v.len() {
-            let out = if b.pinned[i] { Vec3::from_column_slice(&x[3 * i..3 * i + 3]) } else { (b.model.masses[i] + self.springs[i]) * v[i] - self.h * damping[i] };
-            y[3 * i..3 * i + 3].copy_from_slice(out.as_slice());
+        let out = |i: usize| (b.model.masses[i] + self.terms.diagonal[i]) * v[i] - self.h * damping[i];
+        for i in 0..n {
+            let row = if b.held(i) { b.model.masses[i] * Vec3::from_column_slice(&x[3 * i..3 * i + 3]) } else { out(i) };
+            y[3 * i..3 * i + 3].copy_from_slice(row.as_slice());
+        }
+        if let Some(skeleton) = &b.skeleton {
+            let g = skeleton.generalized(skeleton.wrenches(&b.positions, (0..n).map(|i| (i, out(i)))));
+            for (d, g) in g.iter().enumerate() {
+                y[3 * n + d] = g + self.terms.joint_diagonal[d] * x[3 * n + d];
+            }
         }
     }
 }
@@ -355,15 +372,21 @@ impl Preconditioner for Factored {
     }
 }
 
-/// `z = D^-1 r` with `D` the mass plus the damping's diagonal scale per particle.
-struct Diagonal(Vec<Real>);
+/// `z = D^-1 r` with `D` the mass plus the damping's diagonal scale per particle, and the
+/// skeleton's rates' block (its bound particles' generalized mass and the drives' diagonal)
+/// factored.
+struct BlockDiagonal(Vec<Real>, Option<nalgebra::Cholesky<Real, nalgebra::Dyn>>);
 
-impl Preconditioner for Diagonal {
+impl Preconditioner for BlockDiagonal {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
-        for ((z, r), d) in z.chunks_mut(3).zip(r.chunks(3)).zip(&self.0) {
+        let n = 3 * self.0.len();
+        for ((z, r), d) in z[..n].chunks_mut(3).zip(r[..n].chunks(3)).zip(&self.0) {
             for a in 0..3 {
                 z[a] = r[a] / d;
             }
+        }
+        if let Some(block) = &self.1 {
+            z[n..].copy_from_slice(block.solve(&nalgebra::DVector::from_column_slice(&r[n..])).as_slice());
         }
     }
 }
@@ -382,19 +405,62 @@ impl DeformableBody {
             positions,
             material,
             drag: 0.0,
+            skeleton: None,
             forces: None,
             start: None,
             surface: SurfaceCache::default(),
         }
     }
 
-    /// The particles' masses, infinite for pinned ones: `1 / m` (0 for pinned).
+    /// The free particles' inverse masses `1 / m`: 0 for pinned ones (their mass is infinite)
+    /// and for those bound to bones (they move with the bone).
     fn inverse_mass(&self, i: usize) -> Real {
-        if self.pinned[i] {
+        if self.held(i) {
             0.0
         } else {
             1.0 / self.model.masses[i]
         }
+    }
+
+    /// Whether particle `i` is pinned or bound to a bone: not one of the velocity solve's
+    /// unknowns.
+    fn held(&self, i: usize) -> bool {
+        self.pinned[i] || self.skeleton.as_ref().is_some_and(|s| s.owner(i).is_some())
+    }
+
+    /// The length of the velocity state: three per particle, and the skeleton's rates.
+    fn velocity_len(&self) -> usize {
+        3 * self.positions.len() + self.skeleton.as_ref().map_or(0, Skeleton::len)
+    }
+
+    /// The particles' velocities in velocity state `x`: a bound particle's from the skeleton's
+    /// rates in it, a pinned one's `pinned(i)`.
+    fn particle_velocities(&self, x: &[Real], pinned: impl Fn(usize) -> Vec3) -> Vec<Vec3> {
+        let n = self.positions.len();
+        let twists = self.skeleton.as_ref().map(|s| s.twists(&x[3 * n..]));
+        (0..n)
+            .map(|i| match (&self.skeleton, &twists) {
+                _ if self.pinned[i] => pinned(i),
+                (Some(skeleton), Some(twists)) => skeleton.particle_velocity(twists, i, &self.positions[i]).unwrap_or_else(|| Vec3::from_column_slice(&x[3 * i..3 * i + 3])),
+                _ => Vec3::from_column_slice(&x[3 * i..3 * i + 3]),
+            })
+            .collect()
+    }
+
+    /// Binds the particles inside each of `bones` to it (their velocities projected on the
+    /// bones' motions, momentum kept). Pinned particles cannot be bound, nor a sheet's.
+    pub fn set_bones(&mut self, bones: Vec<BoneSetup>) -> Result<(), String> {
+        if let Elements::Shell(_) = self.model.elements {
+            return Err("a sheet has no bones: bind a volume's particles".into());
+        }
+        let pinned = |i: u32| self.pinned[i as usize] || self.pins.iter().any(|p| p.particles.contains(&i));
+        if let Some(bone) = bones.iter().find(|b| b.particles.iter().any(|&i| pinned(i))) {
+            return Err(format!("bone `{}` holds pinned particles: a particle is pinned or bound to a bone, not both", bone.name));
+        }
+        let mut skeleton = Skeleton::new(bones, &self.positions, &self.model.masses)?;
+        skeleton.project(&self.positions, &self.model.masses, &mut self.velocities);
+        self.skeleton = Some(skeleton);
+        Ok(())
     }
 
     /// Computes the elastic forces at the current positions, unless they already are (they
@@ -407,29 +473,39 @@ impl DeformableBody {
         }
     }
 
-    /// The velocities after `h` of gravity, the elastic forces `forces` and the damping with
-    /// the elements where the particles are, starting from `v0`: damping implicit.
+    /// The velocity state after `h` of gravity, the elastic forces `forces` and the damping
+    /// with the elements where the particles are, starting from state `v0`: damping implicit.
     /// Pinned particles keep their prescribed velocities; their share of the damping on the
-    /// others is known and goes to the right-hand side.
-    fn advanced_velocities(&self, forces: &[Vec3], v0: &[Vec3], h: Real, gravity: &Vec3, springs: &ParticleTerms) -> Vec<Vec3> {
+    /// others is known and goes to the right-hand side. With bones, the unknowns are the free
+    /// particles' velocities and the skeleton's rates (`W^T (M - h D + S) W u = W^T p`).
+    fn advanced_velocities(&self, forces: &[Vec3], v0: &[Real], h: Real, gravity: &Vec3, terms: &ParticleTerms) -> Vec<Real> {
         let (model, n) = (&self.model, self.positions.len());
-        let mut momentum: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { model.masses[i] * (v0[i] + h * gravity) + h * forces[i] + springs.impulse[i] }).collect();
-        if model.material.beta == 0.0 {
-            return (0..n).map(|i| if self.pinned[i] { v0[i] } else { momentum[i] / (model.masses[i] + springs.diagonal[i]) }).collect();
+        let velocity = |i: usize| Vec3::from_column_slice(&v0[3 * i..3 * i + 3]);
+        let mut momentum: Vec<Vec3> =
+            (0..n).map(|i| if self.pinned[i] { velocity(i) } else { model.masses[i] * (velocity(i) + h * gravity) + h * forces[i] + terms.impulse[i] }).collect();
+        if model.material.beta == 0.0 && self.skeleton.is_none() {
+            return (0..n).flat_map(|i| (if self.pinned[i] { velocity(i) } else { momentum[i] / (model.masses[i] + terms.diagonal[i]) }).data.0[0]).collect();
         }
         let frozen = model.elements.freeze(&self.positions);
-        let prescribed: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { v0[i] } else { Vec3::zeros() }).collect();
+        let prescribed: Vec<Vec3> = (0..n).map(|i| if self.pinned[i] { velocity(i) } else { Vec3::zeros() }).collect();
         let mut pull = vec![Vec3::zeros(); n];
         model.elements.damping_forces(&model.material, &frozen, &prescribed, &mut pull);
         for i in (0..n).filter(|&i| !self.pinned[i]) {
             momentum[i] += h * pull[i];
         }
-        let operator = DampedMass { body: self, frozen: &frozen, h, springs: &springs.diagonal };
-        let diagonal = Diagonal((0..n).map(|i| if self.pinned[i] { 1.0 } else { model.masses[i] + springs.diagonal[i] + h * model.damping_diagonal[i] }).collect());
-        let b: Vec<Real> = momentum.iter().flat_map(|p| p.iter().copied()).collect();
-        let mut v: Vec<Real> = v0.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
-        pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * n.max(10) });
-        v.chunks(3).map(Vec3::from_column_slice).collect()
+        let mut b: Vec<Real> = (0..n).flat_map(|i| (if self.held(i) { model.masses[i] * velocity(i) } else { momentum[i] }).data.0[0]).collect();
+        let block = self.skeleton.as_ref().map(|skeleton| {
+            let g = skeleton.generalized(skeleton.wrenches(&self.positions, (0..n).map(|i| (i, momentum[i]))));
+            b.extend(g.iter().zip(&terms.joint_impulse).map(|(g, j)| g + j));
+            skeleton.mass_plus(&terms.joint_diagonal)
+        });
+        let operator = DampedMass { body: self, frozen: &frozen, h, terms };
+        let diagonal = BlockDiagonal((0..n).map(|i| if self.held(i) { model.masses[i] } else { model.masses[i] + terms.diagonal[i] + h * model.damping_diagonal[i] }).collect(), block);
+        let mut v = v0.to_vec();
+        pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * v0.len().max(30) });
+        let particles = self.particle_velocities(&v, velocity);
+        let rates = v.split_off(3 * n);
+        particles.iter().flat_map(|v| v.data.0[0]).chain(rates).collect()
     }
 
     /// The particles' own terms in a velocity solve over `h` with the particles at `x` and
@@ -437,7 +513,8 @@ impl DeformableBody {
     /// the solved velocities take the particles, `x + h v` (step 1, Shinar eq. 2.6–2.7: fully
     /// implicit), else at `x` (the midpoint of step 3) with their damping implicit.
     fn particle_terms(&self, x: &[Vec3], t: Real, h: Real, stretching: bool) -> ParticleTerms {
-        let mut terms = ParticleTerms { diagonal: self.model.masses.iter().map(|m| h * self.drag * m).collect(), impulse: vec![Vec3::zeros(); x.len()] };
+        let (joint_diagonal, joint_impulse) = self.skeleton.as_ref().map_or((Vec::new(), Vec::new()), |s| s.drive_terms(t, h, stretching));
+        let mut terms = ParticleTerms { diagonal: self.model.masses.iter().map(|m| h * self.drag * m).collect(), impulse: vec![Vec3::zeros(); x.len()], joint_diagonal, joint_impulse };
         for pin in &self.pins {
             let Some((k, damping)) = pin.spring else { continue };
             for (j, &i) in pin.particles.iter().enumerate() {
@@ -453,10 +530,10 @@ impl DeformableBody {
     /// One substep of `dt` without anything outside (Newmark's steps of the module's
     /// documentation; no collisions, and hard pins hold their particles where they are).
     pub fn step(&mut self, dt: Real, gravity: &Vec3) {
-        let start = self.velocities.clone();
+        let start = self.velocity_state();
         self.predict_velocities(0.5 * dt, gravity, 0.0);
         self.advance_positions(dt);
-        self.set_velocity_state(&start.iter().flat_map(|v| v.iter().copied()).collect::<Vec<_>>());
+        self.set_velocity_state(&start);
         self.predict_velocities(dt, gravity, 0.0);
     }
 
@@ -470,6 +547,9 @@ impl DeformableBody {
     pub fn settle(&mut self, gravity: &Vec3, newton_steps: usize) -> Result<Real, String> {
         if !self.pinned.contains(&true) {
             return Err(format!("deformable body `{}` has no pinned particle: it has no equilibrium to settle to", self.name));
+        }
+        if self.skeleton.is_some() {
+            return Err(format!("deformable body `{}` has bones: only a body of flesh alone is settled", self.name));
         }
         let Elements::Volume(tetrahedra) = &self.model.elements else {
             return Err(format!("deformable body `{}` is a sheet: only volumes are settled (a sheet bends with no stiffness to speak of; let it come to rest)", self.name));
@@ -588,6 +668,9 @@ impl DeformableBody {
             let dv = w * self.inverse_mass(i) * j;
             self.velocities[i] += dv;
         }
+        if let Some(skeleton) = &mut self.skeleton {
+            skeleton.kick(&self.positions, &mut self.velocities, p.carriers().map(|(i, w)| (i, w * j)));
+        }
     }
 
     /// The particles moved on over `dt` with their velocities plus `kick` (pinned ones with
@@ -626,14 +709,18 @@ impl CoupledSolid for DeformableBody {
                 *dv.entry(i).or_insert_with(Vec3::zeros) += w * self.inverse_mass(i) * j;
             }
         }
+        let twists = self.skeleton.as_ref().map(|s| s.response_to(&self.positions, surface.iter().zip(impulses).flat_map(|(p, j)| p.carriers().map(move |(i, w)| (i, w * j)))).1);
         for (change, p) in changes.iter_mut().zip(&surface) {
             *change = p.carriers().map(|(i, w)| w * dv[&i]).sum();
+            if let (Some(skeleton), Some(twists)) = (&self.skeleton, &twists) {
+                *change += p.carriers().filter_map(|(i, w)| skeleton.particle_velocity(twists, i, &self.positions[i]).map(|v| w * v)).sum::<Vec3>();
+            }
         }
     }
 
-    /// Three per particle that is not pinned.
+    /// Three per particle that is neither pinned nor bound, and the skeleton's rates.
     fn degrees_of_freedom(&self) -> usize {
-        3 * self.pinned.iter().filter(|p| !**p).count()
+        3 * (0..self.positions.len()).filter(|&i| !self.held(i)).count() + self.skeleton.as_ref().map_or(0, Skeleton::len)
     }
 
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
@@ -695,10 +782,12 @@ impl ContactBody for DeformableBody {
         self.velocity_at(x)
     }
 
-    /// `sum_i w_i^2 / m_i` times the identity (Shinar eq. 2.4).
+    /// `sum_i w_i^2 / m_i` times the identity over the free particles (Shinar eq. 2.4), and
+    /// `B M_s^-1 B^T` over the bound ones (their bones' response).
     fn impulse_factor(&self, x: &Vec3) -> Mat3 {
         let p = self.surface_point(x);
-        Mat3::identity() * p.carriers().map(|(i, w)| w * w * self.inverse_mass(i)).sum::<Real>()
+        let free = Mat3::identity() * p.carriers().map(|(i, w)| w * w * self.inverse_mass(i)).sum::<Real>();
+        free + self.skeleton.as_ref().map_or(Mat3::zeros(), |s| s.point_response(&self.positions, p.carriers()))
     }
 
     fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
@@ -712,6 +801,11 @@ impl ContactBody for DeformableBody {
 struct DeformableState {
     positions: Vec<Vec3>,
     velocities: Vec<Vec3>,
+    /// The bones' centres, orientations and angles, and the skeleton's rates.
+    #[serde(default)]
+    bones: Vec<(Vec3, Quat, Real)>,
+    #[serde(default)]
+    rates: Vec<Real>,
 }
 
 impl Solid for DeformableBody {
@@ -738,19 +832,27 @@ impl Solid for DeformableBody {
         self.compute_forces();
         let start = self.start.take();
         let forces = self.forces.as_ref().expect("just computed");
-        self.velocities = match start {
+        let v0 = self.velocity_state();
+        let extrapolated = start.is_some();
+        let next: Vec<Real> = match start {
             Some((before, x0)) => {
                 let mean: Vec<Vec3> = before.iter().zip(forces).map(|(a, b)| 0.5 * (a + b)).collect();
                 let midpoint: Vec<Vec3> = x0.iter().zip(&self.positions).map(|(a, b)| 0.5 * (a + b)).collect();
                 let springs = self.particle_terms(&midpoint, time + 0.5 * h, 0.5 * h, false);
-                let half = self.advanced_velocities(&mean, &self.velocities, 0.5 * h, gravity, &springs);
-                half.iter().zip(&self.velocities).map(|(half, v0)| 2.0 * half - v0).collect()
+                let half = self.advanced_velocities(&mean, &v0, 0.5 * h, gravity, &springs);
+                half.iter().zip(&v0).map(|(half, v0)| 2.0 * half - v0).collect()
             }
             None => {
                 let springs = self.particle_terms(&self.positions, time + h, h, true);
-                self.advanced_velocities(forces, &self.velocities, h, gravity, &springs)
+                self.advanced_velocities(forces, &v0, h, gravity, &springs)
             }
         };
+        self.set_velocity_state(&next);
+        // The extrapolation mixes bound velocities from before the move with the bones'
+        // after it: project them back on the bones, momentum kept.
+        if let (true, Some(skeleton)) = (extrapolated, &mut self.skeleton) {
+            skeleton.project(&self.positions, &self.model.masses, &mut self.velocities);
+        }
     }
 
     /// A sheet's repulsions between its own vertices and triangles ([`super::self_contact`]).
@@ -771,17 +873,26 @@ impl Solid for DeformableBody {
     fn advance_positions(&mut self, dt: Real) {
         self.compute_forces();
         let before = self.forces.take().expect("just computed");
-        let moved = self.moved(dt, &Vec3::zeros());
+        let mut moved = self.moved(dt, &Vec3::zeros());
+        if let Some(skeleton) = &mut self.skeleton {
+            skeleton.advance(dt, &mut moved);
+        }
         self.start = Some((before, std::mem::replace(&mut self.positions, moved)));
         self.surface = SurfaceCache::default();
     }
 
+    /// The particles' velocities, then the skeleton's rates.
     fn velocity_state(&self) -> Vec<Real> {
-        self.velocities.iter().flat_map(|v| v.iter().copied()).collect()
+        let rates = self.skeleton.as_ref().map_or(&[][..], |s| &s.rates[..]);
+        self.velocities.iter().flat_map(|v| v.iter().copied()).chain(rates.iter().copied()).collect()
     }
 
     fn set_velocity_state(&mut self, state: &[Real]) {
-        self.velocities = state.chunks(3).map(Vec3::from_column_slice).collect();
+        let n = self.positions.len();
+        self.velocities = state[..3 * n].chunks(3).map(Vec3::from_column_slice).collect();
+        if let Some(skeleton) = &mut self.skeleton {
+            skeleton.rates.copy_from_slice(&state[3 * n..]);
+        }
     }
 
     fn max_point_speed(&self) -> Real {
@@ -793,7 +904,8 @@ impl Solid for DeformableBody {
     }
 
     fn check(&self, max_speed: Real) -> Result<(), String> {
-        if !self.positions.iter().chain(&self.velocities).all(|v| v.iter().all(|c| c.is_finite())) {
+        let rates = self.skeleton.as_ref().map_or(&[][..], |s| &s.rates[..]);
+        if !self.positions.iter().chain(&self.velocities).all(|v| v.iter().all(|c| c.is_finite())) || !rates.iter().all(|r| r.is_finite()) {
             return Err(format!("deformable body `{}` has a non-finite position or velocity", self.name));
         }
         let speed = self.max_point_speed();
@@ -831,13 +943,21 @@ impl Solid for DeformableBody {
     }
 
     fn save_state(&self) -> Vec<u8> {
-        crate::solids::encode_state(&DeformableState { positions: self.positions.clone(), velocities: self.velocities.clone() })
+        let (bones, rates) = self.skeleton.as_ref().map_or((Vec::new(), Vec::new()), |s| (s.pose_state(), s.rates.clone()));
+        crate::solids::encode_state(&DeformableState { positions: self.positions.clone(), velocities: self.velocities.clone(), bones, rates })
     }
 
     fn restore_state(&mut self, bytes: &[u8]) -> Result<(), String> {
         let s: DeformableState = crate::solids::decode_state(bytes)?;
         if s.positions.len() != self.positions.len() || s.velocities.len() != self.velocities.len() {
             return Err(format!("deformable body `{}`: the checkpoint has {} particles, the scene's body {}", self.name, s.positions.len(), self.positions.len()));
+        }
+        if let Some(skeleton) = &mut self.skeleton {
+            if s.bones.len() != skeleton.bones.len() || s.rates.len() != skeleton.len() {
+                return Err(format!("deformable body `{}`: the checkpoint has {} bones, the scene's body {}", self.name, s.bones.len(), skeleton.bones.len()));
+            }
+            skeleton.set_pose_state(&s.bones);
+            skeleton.rates = s.rates;
         }
         (self.positions, self.velocities) = (s.positions, s.velocities);
         (self.forces, self.start) = (None, None);

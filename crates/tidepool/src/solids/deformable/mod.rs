@@ -1,12 +1,14 @@
 //! Deformable bodies simulated in full (Shinar ch. 2–3): particles with lumped masses joined
 //! by the elements of a hyperelastic material — tetrahedra of a volume ([`elastic`]), or the
 //! triangles and hinges of cloth and thin shells ([`shell`]) — integrated with the
-//! semi-implicit Newmark scheme ([`body`]).
+//! semi-implicit Newmark scheme ([`body`]), with rigid bones inside driven by PD-controlled
+//! hinges ([`skeleton`]).
 
 pub mod body;
 pub mod elastic;
 pub mod self_contact;
 pub mod shell;
+pub mod skeleton;
 
 pub use body::{DeformableBody, DeformableModel};
 
