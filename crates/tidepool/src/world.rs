@@ -17,6 +17,7 @@ pub use crate::settings::{Clock, Settings};
 use crate::solids::contact::StaticGeometry;
 use crate::solids::contact::STATIC_MATERIAL;
 use crate::solids::deformable::body::PinMotion;
+use crate::solids::deformable::skeleton::BoneSetup;
 use crate::solids::deformable::{DeformableBody, DeformableModel};
 use crate::solids::mass_spring::ElasticSheet;
 use crate::solids::reduced::articulated::Articulated;
@@ -482,6 +483,24 @@ fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<A
             Some(b) => PinMotion::new(particles, &body.positions, b.path.clone(), b.angular_velocity, pin.spring).with_body(b.shape.mass_properties().centroid, b.velocity),
         };
         body.pins.push(motion);
+    }
+    let mut taken = vec![false; body.positions.len()];
+    let mut bones = Vec::with_capacity(reduced.bones.len());
+    for (n, bone) in reduced.bones.iter().enumerate() {
+        let particles: Vec<u32> = (0..body.positions.len() as u32).filter(|&i| !taken[i as usize] && bone.shape.signed_distance(&body.positions[i as usize]) <= 0.0).collect();
+        if particles.is_empty() {
+            return Err((
+                format!("bone[{n}].shape"),
+                format!("no particle of the body lies inside the bone's shape, or all that do belong to an earlier bone (the body has {} particles)", body.positions.len()),
+            ));
+        }
+        for &i in &particles {
+            taken[i as usize] = true;
+        }
+        bones.push(BoneSetup { name: bone.name.clone(), particles, joint: bone.joint.clone() });
+    }
+    if !bones.is_empty() {
+        body.set_bones(bones).map_err(|e| ("bone".to_string(), e))?;
     }
     Ok(body)
 }

@@ -111,6 +111,12 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("pin bound to a missing body", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\nbody = \"nobody\"\n"), Some(15), "no body is named `nobody`"),
         ("pin bound to a dynamic body", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\nbody = \"ball\"\n[[body]]\nname = \"ball\"\nshape.sphere = {{ center = [0.2, 0.2, 0.2], radius = 0.05 }}\ndensity = 500.0\n"), Some(15), "body `ball` is not kinematic"),
         ("pin bound with a path", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.pin]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\nbody = \"frame\"\npath = [[0.0, 0.0, 0.0, 0.0]]\n[[body]]\nname = \"frame\"\nkind = \"kinematic\"\nshape.sphere = {{ center = [0.2, 0.2, 0.2], radius = 0.05 }}\n"), Some(15), "remove the pin's path"),
+        ("bone on cloth", format!("{HEAD}\n[[body]]\nshape.sheet = {{ center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.002 }}\ndensity = 500.0\ndeformable = {{ method = \"cloth\", young = 1e5 }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n"), Some(13), "only a volume simulated in full"),
+        ("bone parent missing", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\nparent = \"spine\"\npivot = [0.5, 0.5, 0.5]\naxis = [0.0, 0.0, 1.0]\n"), Some(16), "no bone named `spine` is defined before this one"),
+        ("free bone with a pivot", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\npivot = [0.5, 0.5, 0.5]\n"), Some(13), "a bone without a parent is free"),
+        ("hinged bone without an axis", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\nparent = \"world\"\npivot = [0.5, 0.5, 0.5]\n"), Some(13), "needs the hinge's axis"),
+        ("bone drive stiffness", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\nparent = \"world\"\npivot = [0.5, 0.5, 0.5]\naxis = [0.0, 0.0, 1.0]\ndrive = {{ stiffness = -1.0 }}\n"), Some(19), "a stiffness in N m/rad"),
+        ("bone names repeated", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n"), Some(17), "another bone of the body is named `b`"),
         ("deformable method", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"mass-spring\", young = 1e5 }}\n"), Some(12), "unknown variant `mass-spring`"),
         ("body kind", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"floating\"\n"), Some(11), "unknown variant `floating`"),
     ]
@@ -158,7 +164,8 @@ fn meshes_in_obj_and_ply_give_the_same_obstacle() {
 
 /// What only building the world finds is located in the scene like any other error: a 0.2 m
 /// cube meshed at 0.15 m spacing has too few particles for 64 modes; a full deformable body's
-/// pin beside it holds no particle; a sheet is as thick as its triangles are high.
+/// pin beside it holds no particle; a sheet is as thick as its triangles are high; a bone holds
+/// no particle, holds pinned ones, or holds only a line of them.
 #[test]
 fn errors_found_when_the_world_is_built_are_located() {
     let text =
@@ -185,4 +192,15 @@ fn errors_found_when_the_world_is_built_are_located() {
     let Err(err) = tidepool::world::World::build(&loaded) else { panic!("a sheet as thick as its triangles accepted") };
     let message = err.to_string();
     assert!(message.starts_with("bad.toml:12:") && message.contains("the thickness must be under half"), "{message}");
+    let full = "[[body]]\nshape.box = { min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }\ndensity = 500.0\ndeformable = { method = \"fem\", young = 1e5, spacing = 0.05 }\n";
+    for (bones, line, expected) in [
+        ("[[body.bone]]\nname = \"b\"\nshape.box = { min = [0.7, 0.4, 0.4], max = [0.8, 0.6, 0.6] }\n", 15, "no particle of the body lies inside the bone's shape"),
+        ("[[body.pin]]\nshape.box = { min = [0.39, 0.39, 0.39], max = [0.45, 0.61, 0.61] }\n[[body.bone]]\nname = \"b\"\nshape.box = { min = [0.39, 0.39, 0.39], max = [0.5, 0.61, 0.61] }\n", 15, "bone `b` holds pinned particles"),
+        ("[[body.bone]]\nname = \"thin\"\nshape.box = { min = [0.39, 0.49, 0.49], max = [0.61, 0.51, 0.51] }\n", 13, "bone `thin` cannot be held by its particles"),
+    ] {
+        let loaded = scene::parse(&format!("{HEAD}\n{full}{bones}"), "bad.toml", "bad", None, Path::new(".")).expect("the scene itself is valid");
+        let Err(err) = tidepool::world::World::build(&loaded) else { panic!("accepted: {bones}") };
+        let message = err.to_string();
+        assert!(message.starts_with(&format!("bad.toml:{line}:")) && message.contains(expected), "{message}");
+    }
 }

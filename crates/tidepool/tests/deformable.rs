@@ -573,24 +573,32 @@ fn a_bar_bent_by_its_skeleton_keeps_its_bones_and_momenta() {
     assert!(half < 0.7 * whole, "halving the step took the angular momentum's error from {whole:.2e} to {half:.2e} only");
 }
 
+/// A 0.1 x 0.2 x 0.1 m rubber block hanging 0.1 m below the origin, bound whole to one bone
+/// hinged to the world there about z, driven by `drive`: a rigid physical pendulum. Returns it
+/// with its mass, its moment of inertia about the hinge and its centre's depth below it.
+fn hinged_block(drive: Option<Drive>) -> (DeformableBody, Real, Real, Real) {
+    let mesh = TetMesh::box_grid(&Vec3::new(-0.05, -0.3, -0.05), &Vec3::new(0.05, -0.1, 0.05), [2, 4, 2]);
+    let model = Arc::new(DeformableModel::new(mesh.clone(), 1e5, 0.3, 0.0, 1000.0, None).unwrap());
+    let mut body = DeformableBody::new("pendulum", model, mesh.vertices.clone(), MATERIAL);
+    let all = (0..mesh.vertices.len() as u32).collect();
+    body.set_bones(vec![BoneSetup { name: "rod".into(), particles: all, joint: Joint::Hinge { parent: None, pivot: Vec3::zeros(), axis: Vec3::z(), drive } }]).unwrap();
+    let masses = &body.model.masses;
+    let mass: Real = masses.iter().sum();
+    let inertia: Real = body.positions.iter().zip(masses).map(|(x, m)| m * (x.x * x.x + x.y * x.y)).sum();
+    let depth = -body.positions.iter().zip(masses).map(|(x, m)| m * x.y).sum::<Real>() / mass;
+    (body, mass, inertia, depth)
+}
+
 /// A rubber block bound whole to one bone hinged to the world is a rigid physical pendulum:
 /// it swings with the period `2 pi sqrt(I / (m g d))` of its particles' moment of inertia `I`
 /// about the hinge and its centre's distance `d` below it, within 0.5% (swinging 0.05 rad, the
 /// amplitude's correction is 2e-4).
 #[test]
 fn a_block_bound_to_a_hinged_bone_swings_like_a_physical_pendulum() {
-    let mesh = TetMesh::box_grid(&Vec3::new(-0.05, -0.3, -0.05), &Vec3::new(0.05, -0.1, 0.05), [2, 4, 2]);
-    let model = Arc::new(DeformableModel::new(mesh.clone(), 1e5, 0.3, 0.0, 1000.0, None).unwrap());
-    let mut body = DeformableBody::new("pendulum", model, mesh.vertices.clone(), MATERIAL);
-    let all = (0..mesh.vertices.len() as u32).collect();
-    body.set_bones(vec![BoneSetup { name: "rod".into(), particles: all, joint: Joint::Hinge { parent: None, pivot: Vec3::zeros(), axis: Vec3::z(), drive: None } }]).unwrap();
+    let (mut body, mass, inertia, depth) = hinged_block(None);
     let skeleton = body.skeleton.as_mut().unwrap();
     skeleton.rates[0] = 0.05 * 2.0 * std::f64::consts::PI / 0.8;
     skeleton.carry_velocities(&body.positions, &mut body.velocities);
-    let masses = &body.model.masses;
-    let mass: Real = masses.iter().sum();
-    let inertia: Real = body.positions.iter().zip(masses).map(|(x, m)| m * (x.x * x.x + x.y * x.y)).sum();
-    let depth = -body.positions.iter().zip(masses).map(|(x, m)| m * x.y).sum::<Real>() / mass;
     let g = 9.81;
     let expected = 2.0 * std::f64::consts::PI * (inertia / (mass * g * depth)).sqrt();
     let dt = 1e-3;
@@ -610,4 +618,27 @@ fn a_block_bound_to_a_hinged_bone_swings_like_a_physical_pendulum() {
         assert!((period / expected - 1.0).abs() < 5e-3, "period {period:.5} s, expected {expected:.5} s");
     }
     assert!(body.skeleton.as_ref().unwrap().binding_error(&body.positions) < 1e-12);
+}
+
+/// The same pendulum on a PD-driven hinge aiming at 0.5 rad, as stiff as gravity's pull
+/// (`k = m g d`) and near critically damped, comes to rest where the drive's torque balances
+/// gravity's, `k (0.5 - theta) = m g d sin(theta)`, within 0.5%.
+#[test]
+fn a_driven_hinge_holds_its_load_where_the_torques_balance() {
+    let g = 9.81;
+    let (_, mass, inertia, depth) = hinged_block(None);
+    let stiffness = mass * g * depth;
+    let drive = Drive { stiffness, damping: 2.0 * (stiffness * inertia).sqrt(), amplitude: 0.0, frequency: 0.0, phase: 0.0, offset: 0.5 };
+    let (mut body, ..) = hinged_block(Some(drive));
+    for _ in 0..3000 {
+        body.step(1e-3, &Vec3::new(0.0, -g, 0.0));
+    }
+    let mut expected: Real = 0.25;
+    for _ in 0..50 {
+        let (f, df) = (stiffness * (0.5 - expected) - mass * g * depth * expected.sin(), -stiffness - mass * g * depth * expected.cos());
+        expected -= f / df;
+    }
+    let bone = &body.skeleton.as_ref().unwrap().bones[0];
+    println!("the hinge rests at {:.5} rad, the torques balance at {expected:.5}", bone.angle);
+    assert!((bone.angle / expected - 1.0).abs() < 5e-3, "the hinge rests at {} rad, expected {expected}", bone.angle);
 }

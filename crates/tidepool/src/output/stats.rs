@@ -117,6 +117,22 @@ pub struct BodyLine {
     /// in full, `deformable.method = "fem"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elastic_energy: Option<f64>,
+    /// The bones inside a deformable body simulated in full.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bones: Vec<BoneLine>,
+}
+
+/// A bone in [`BodyLine::bones`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BoneLine {
+    pub name: String,
+    /// Centre of mass (m).
+    pub position: [f64; 3],
+    /// Orientation quaternion `[w, x, y, z]`, from where the body started.
+    pub orientation: [f64; 4],
+    /// A hinge's angle (rad; absent for a free bone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub angle: Option<f64>,
 }
 
 impl StatsLine {
@@ -174,6 +190,14 @@ impl StatsLine {
                     submerged_volume,
                     modal_energy: p.modal_energy,
                     elastic_energy: p.elastic_energy,
+                    bones: p
+                        .bones
+                        .iter()
+                        .map(|b| {
+                            let q = b.orientation.quaternion();
+                            BoneLine { name: b.name.clone(), position: b.position.into(), orientation: [q.w, q.i, q.j, q.k], angle: b.angle }
+                        })
+                        .collect(),
                 }
             })
             .collect();

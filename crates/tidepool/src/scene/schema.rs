@@ -513,6 +513,53 @@ pub struct Body {
     /// Particles of a body simulated in full held where they start, or moved as prescribed.
     #[serde(default)]
     pub pin: Vec<Pin>,
+    /// Rigid bones inside a volume simulated in full (`method = "fem"`): a skeleton.
+    #[serde(default)]
+    pub bone: Vec<Bone>,
+}
+
+/// `[[body.bone]]`: a rigid bone inside a volume simulated in full; the particles inside its
+/// shape where the body starts are hard-bound to it. Free, or hinged to an earlier bone or to
+/// the world, and a hinge may be driven toward a target angle by a PD controller.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bone {
+    /// Name, for `parent` and outputs.
+    pub name: String,
+    /// The particles inside this shape are bound to the bone.
+    pub shape: ShapeSpec,
+    /// The bone it is hinged to (defined before it), or `"world"`; absent, the bone is free.
+    pub parent: Option<String>,
+    /// A hinge's pivot, where the body starts (m).
+    pub pivot: Option<[f64; 3]>,
+    /// A hinge's axis, where the body starts.
+    pub axis: Option<[f64; 3]>,
+    /// A PD controller turning a hinge toward a target angle.
+    pub drive: Option<BoneDrive>,
+}
+
+/// `drive = { ... }` of a hinged bone: the target angle `offset + amplitude sin(360 frequency t
+/// + phase)` (degrees), and the controller's gains.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoneDrive {
+    /// Torque per radian off the target (N m/rad).
+    pub stiffness: f64,
+    /// Torque per radian per second off the target's rate (N m s/rad).
+    #[serde(default)]
+    pub damping: f64,
+    /// The target's swing (degrees).
+    #[serde(default)]
+    pub amplitude: f64,
+    /// Swings per second (Hz).
+    #[serde(default)]
+    pub frequency: f64,
+    /// The swing's phase (degrees).
+    #[serde(default)]
+    pub phase: f64,
+    /// The angle it swings about (degrees).
+    #[serde(default)]
+    pub offset: f64,
 }
 
 /// `[[body.pin]]`: the particles of a body simulated in full (`deformable.method = "fem"`)

@@ -9,6 +9,7 @@ use crate::geometry::TetMesh;
 use crate::geometry::{mesh_io, Shape, TriMesh};
 use crate::grid::Grid;
 use crate::math::{vec3, Quat, Real, Vec3};
+use crate::solids::deformable::skeleton::{Drive, Joint};
 use crate::solids::reduced::articulated::Profile;
 use crate::solids::reduced::fem::ElasticMaterial;
 use nalgebra::Rotation3;
@@ -123,6 +124,8 @@ pub struct ReducedSetup {
     pub method: DeformableMethod,
     /// A full body's pins.
     pub pins: Vec<PinSetup>,
+    /// A full volume's bones.
+    pub bones: Vec<BoneSetup>,
     /// The sub-bodies.
     pub parts: Vec<PartSetup>,
     /// Joints `(p, c, x)`: world point `x` of part `p` held on part `c`.
@@ -147,6 +150,15 @@ pub struct PinSetup {
     pub body: Option<usize>,
     /// A soft pin's spring stiffness (N/m) and damping (N s/m; `None`: critical).
     pub spring: Option<(Real, Option<Real>)>,
+}
+
+/// A bone of a volume simulated in full: the particles inside `shape` where the body starts
+/// are bound to it; its joint's parent is an index among the body's bones.
+#[derive(Clone, Debug)]
+pub struct BoneSetup {
+    pub name: String,
+    pub shape: Shape,
+    pub joint: Joint,
 }
 
 /// One sub-body of a reduced deformable body.
@@ -233,6 +245,10 @@ fn reduced_setup(
     cx.check((0.0..0.5).contains(&d.poisson), &format!("{key}.poisson"), || format!("expected a Poisson's ratio in [0, 0.5), got {}", d.poisson))?;
     let modes = d.modes.unwrap_or(DEFAULT_MODES);
     cx.check(modes <= 64, &format!("{key}.modes"), || format!("expected at most 64 modes, got {modes}"))?;
+    cx.check(body.bone.is_empty() || d.method == DeformableMethod::Fem, &format!("{body_key}.bone"), || {
+        "only a volume simulated in full (deformable.method = \"fem\") has bones".into()
+    })?;
+    let bones = body.bone.iter().enumerate().map(|(n, bone)| bone_setup(bone, &format!("{body_key}.bone[{n}]"), &body.bone[..n], cx)).collect::<Result<_, _>>()?;
     let pins = match d.method {
         DeformableMethod::Modal => {
             cx.check(body.pin.is_empty(), &format!("{body_key}.pin"), || "only a body simulated in full (deformable.method = \"fem\" or \"cloth\") has pinned particles".into())?;
@@ -336,7 +352,7 @@ fn reduced_setup(
             (actuators, profile)
         }
     };
-    Ok(ReducedSetup { key: body_key.to_string(), method: d.method, pins, parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
+    Ok(ReducedSetup { key: body_key.to_string(), method: d.method, pins, bones, parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
 }
 
 /// The tetrahedra of a deformable volume of shape `local` (`at_origin` as written, placed at
@@ -362,11 +378,50 @@ fn volume_mesh(at_origin: &ShapeSpec, local: &Shape, d: &Deformable, spacing: Re
         }
         _ => {
             let keep = if d.method == DeformableMethod::Fem { crate::geometry::tetmesh::BCC_KEEP_EXPLICIT } else { crate::geometry::tetmesh::BCC_KEEP };
-            (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing, keep), Some(local.surface_mesh()))
+            (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing, keep), Some(local.surface_mesh().refined(spacing)))
         }
     };
     tets.check().map_err(|e| cx.error(&format!("{body_key}.deformable.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
     Ok(ModelMesh::Volume { tets, surface })
+}
+
+/// A bone at `key`, after the body's bones `earlier`: its shape resolved, its parent found
+/// among them (or the world), a hinge's pivot and axis given, its drive's gains sensible.
+fn bone_setup(bone: &Bone, key: &str, earlier: &[Bone], cx: &Context) -> Result<BoneSetup, SceneError> {
+    let shape = resolve_shape(&bone.shape, &format!("{key}.shape"), cx)?;
+    cx.check(!bone.name.is_empty() && bone.name != "world", &format!("{key}.name"), || "expected a name other than \"world\"".into())?;
+    cx.check(earlier.iter().all(|b| b.name != bone.name), &format!("{key}.name"), || format!("another bone of the body is named `{}`", bone.name))?;
+    let Some(parent) = &bone.parent else {
+        cx.check(bone.pivot.is_none() && bone.axis.is_none() && bone.drive.is_none(), &format!("{key}.parent"), || {
+            "a bone without a parent is free: a pivot, an axis or a drive needs `parent` (a bone's name or \"world\")".into()
+        })?;
+        return Ok(BoneSetup { name: bone.name.clone(), shape, joint: Joint::Free });
+    };
+    let parent = match parent.as_str() {
+        "world" => None,
+        name => Some(earlier.iter().position(|b| b.name == name).ok_or_else(|| {
+            cx.error(&format!("{key}.parent"), format!("no bone named `{name}` is defined before this one (expected an earlier bone's name, or \"world\")"))
+        })?),
+    };
+    let pivot = bone.pivot.ok_or_else(|| cx.error(&format!("{key}.pivot"), "a hinged bone needs the hinge's pivot [x, y, z] (m)"))?;
+    let axis = bone.axis.ok_or_else(|| cx.error(&format!("{key}.axis"), "a hinged bone needs the hinge's axis [x, y, z]"))?;
+    cx.finite3(&pivot, &format!("{key}.pivot"))?;
+    cx.finite3(&axis, &format!("{key}.axis"))?;
+    cx.check(vec3(axis).norm() > 0.0, &format!("{key}.axis"), || "expected a non-zero axis".into())?;
+    let drive = match &bone.drive {
+        None => None,
+        Some(d) => {
+            let dkey = format!("{key}.drive");
+            cx.within(d.stiffness, 0.0, 1e9, &format!("{dkey}.stiffness"), "a stiffness in N m/rad")?;
+            cx.within(d.damping, 0.0, 1e9, &format!("{dkey}.damping"), "a damping in N m s/rad")?;
+            cx.within(d.frequency, 0.0, 1e3, &format!("{dkey}.frequency"), "a frequency in Hz")?;
+            for (value, field) in [(d.amplitude, "amplitude"), (d.phase, "phase"), (d.offset, "offset")] {
+                cx.within(value, -3600.0, 3600.0, &format!("{dkey}.{field}"), "an angle in degrees")?;
+            }
+            Some(Drive { stiffness: d.stiffness, damping: d.damping, amplitude: d.amplitude.to_radians(), frequency: d.frequency, phase: d.phase.to_radians(), offset: d.offset.to_radians() })
+        }
+    };
+    Ok(BoneSetup { name: bone.name.clone(), shape, joint: Joint::Hinge { parent, pivot: vec3(pivot), axis: vec3(axis).normalize(), drive } })
 }
 
 /// A pin at `key`: its shape resolved, its path's keyframes in order.

@@ -46,6 +46,18 @@ pub struct PartState {
     pub modal_energy: Option<Real>,
     /// Energy stored in the part's elements (J), for deformable bodies simulated in full.
     pub elastic_energy: Option<Real>,
+    /// The bones inside a deformable body simulated in full.
+    pub bones: Vec<BonePose>,
+}
+
+/// Where a bone is: its name, its centre of mass (m), its orientation from where the body
+/// started, and a hinge's angle (rad).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BonePose {
+    pub name: String,
+    pub position: Vec3,
+    pub orientation: Quat,
+    pub angle: Option<Real>,
 }
 
 /// What the pipeline, the outputs and checkpoints need from a kind of solid, beside

@@ -502,7 +502,8 @@ impl DeformableBody {
         let operator = DampedMass { body: self, frozen: &frozen, h, terms };
         let diagonal = BlockDiagonal((0..n).map(|i| if self.held(i) { model.masses[i] } else { model.masses[i] + terms.diagonal[i] + h * model.damping_diagonal[i] }).collect(), block);
         let mut v = v0.to_vec();
-        pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * v0.len().max(30) });
+        let info = pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * v0.len().max(30) });
+        if std::env::var("TP_DEBUG").is_ok() { eprintln!("pcg {info:?}"); }
         let particles = self.particle_velocities(&v, velocity);
         let rates = v.split_off(3 * n);
         particles.iter().flat_map(|v| v.data.0[0]).chain(rates).collect()
@@ -934,6 +935,7 @@ impl Solid for DeformableBody {
             momentum: linear,
             modal_energy: None,
             elastic_energy: Some(self.elastic_energy()),
+            bones: self.skeleton.as_ref().map_or(Vec::new(), Skeleton::poses),
         };
         vec![(state, self as &dyn CoupledSolid)]
     }

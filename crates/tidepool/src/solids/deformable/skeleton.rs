@@ -153,7 +153,17 @@ impl Skeleton {
                 angle_before: 0.0,
             });
         }
-        let posed = Skeleton::posed(&bones, dofs).map_err(|dof| {
+        let posed = Skeleton::posed(&bones, dofs).and_then(|posed| {
+            // Checked once: the bones move rigidly, so particles that hold a bone keep holding it.
+            let eigen = nalgebra::SymmetricEigen::new(posed.mass.clone());
+            let (lowest, highest) = (eigen.eigenvalues.argmin(), eigen.eigenvalues.max());
+            if lowest.1 > 1e-10 * highest {
+                Ok(posed)
+            } else {
+                Err(eigen.eigenvectors.column(lowest.0).iamax())
+            }
+        });
+        let posed = posed.map_err(|dof| {
             let bone = bones.iter().rev().find(|b| b.dof <= dof).expect("every degree of freedom is a bone's");
             format!("bone `{}` cannot be held by its particles: they lie on a line or on its hinge's axis (give the bone more of the body)", bone.name)
         })?;
@@ -303,11 +313,6 @@ impl Skeleton {
             }
             mass += j.transpose() * DMatrix::from_column_slice(6, 6, m6.as_slice()) * j;
         }
-        let eigen = nalgebra::SymmetricEigen::new(mass.clone());
-        let (lowest, highest) = (eigen.eigenvalues.argmin(), eigen.eigenvalues.max());
-        if !(lowest.1 > 1e-10 * highest) {
-            return Err(eigen.eigenvectors.column(lowest.0).iamax());
-        }
         let factor = nalgebra::Cholesky::new(mass.clone()).ok_or(0usize)?;
         Ok(Posed { jacobians, mass, factor })
     }
@@ -392,6 +397,14 @@ impl Skeleton {
             .iter()
             .flat_map(|bone| bone.particles.iter().zip(&bone.offsets).map(move |(&i, offset)| (x[i as usize] - bone.centre - bone.orientation * offset).norm()))
             .fold(0.0, Real::max)
+    }
+
+    /// Where each bone is, for outputs.
+    pub fn poses(&self) -> Vec<crate::solids::BonePose> {
+        self.bones
+            .iter()
+            .map(|b| crate::solids::BonePose { name: b.name.clone(), position: b.centre, orientation: b.orientation, angle: matches!(b.joint, Joint::Hinge { .. }).then_some(b.angle) })
+            .collect()
     }
 
     /// The pose state (centres, orientations, angles) for a checkpoint.

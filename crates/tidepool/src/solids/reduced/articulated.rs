@@ -918,6 +918,7 @@ impl crate::solids::Solid for Articulated {
                     momentum: b.model.mass * b.velocity,
                     modal_energy: Some(b.modal_energy()),
                     elastic_energy: None,
+                    bones: Vec::new(),
                 };
                 (state, b as &dyn CoupledSolid)
             })

@@ -469,6 +469,7 @@ impl crate::solids::Solid for RigidBody {
             momentum: if self.is_dynamic() { self.mass * self.velocity } else { Vec3::zeros() },
             modal_energy: None,
             elastic_energy: None,
+            bones: Vec::new(),
         };
         vec![(state, self as &dyn CoupledSolid)]
     }
