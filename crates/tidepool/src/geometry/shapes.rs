@@ -375,25 +375,41 @@ fn sphere_mesh(center: &Vec3, radius: Real, segments: u32, rings: u32) -> TriMes
 
 fn cylinder_mesh(from: &Vec3, to: &Vec3, radius: Real, segments: u32) -> TriMesh {
     let axis = (to - from).normalize();
-    let helper = if axis.x.abs() < 0.9 { Vec3::x() } else { Vec3::y() };
-    let e1 = axis.cross(&helper).normalize();
-    let e2 = axis.cross(&e1);
+    let (e1, e2) = perpendicular_frame(&axis);
     let mut mesh = TriMesh { vertices: vec![*from, *to], triangles: vec![] };
-    for s in 0..segments {
-        let a = 2.0 * PI * s as Real / segments as Real;
-        let offset = radius * (a.cos() * e1 + a.sin() * e2);
-        mesh.vertices.push(from + offset);
-        mesh.vertices.push(to + offset);
+    let mut rings: Vec<Vec<u32>> = side_stations(from, to, radius, segments).map(|centre| ring(&mut mesh, &centre, radius, segments, &e1, &e2)).collect();
+    let (bottom, top) = (&rings[0], &rings[rings.len() - 1]);
+    let n = segments as usize;
+    for s in 0..n {
+        let t = (s + 1) % n;
+        mesh.triangles.push([0, bottom[t], bottom[s]]);
+        mesh.triangles.push([1, top[s], top[t]]);
     }
-    let bottom = |s: u32| 2 + 2 * (s % segments);
-    let top = |s: u32| 3 + 2 * (s % segments);
-    for s in 0..segments {
-        mesh.triangles.push([0, bottom(s + 1), bottom(s)]);
-        mesh.triangles.push([1, top(s), top(s + 1)]);
-        mesh.triangles.push([bottom(s), bottom(s + 1), top(s + 1)]);
-        mesh.triangles.push([bottom(s), top(s + 1), top(s)]);
-    }
+    // Joined from the top down, the side faces point outwards.
+    rings.reverse();
+    join_rings(&mut mesh, &rings, false);
     mesh
+}
+
+/// The centres of the rings along a round side from `from` to `to`, both ends included: about
+/// two of its segments' widths apart, so that the side has vertices all along it (a deformable
+/// body's surface collides at its vertices).
+fn side_stations(from: &Vec3, to: &Vec3, radius: Real, segments: u32) -> impl Iterator<Item = Vec3> {
+    let width = 2.0 * PI * radius / segments as Real;
+    let count = ((to - from).norm() / (2.0 * width)).ceil().max(1.0) as usize;
+    let (from, to) = (*from, *to);
+    (0..=count).map(move |k| from + (to - from) * (k as Real / count as Real))
+}
+
+/// A ring of `segments` vertices of radius `radius` about `centre` in the plane of `e1`, `e2`.
+fn ring(mesh: &mut TriMesh, centre: &Vec3, radius: Real, segments: u32, e1: &Vec3, e2: &Vec3) -> Vec<u32> {
+    (0..segments)
+        .map(|s| {
+            let a = 2.0 * PI * s as Real / segments as Real;
+            mesh.vertices.push(centre + radius * (a.cos() * e1 + a.sin() * e2));
+            mesh.vertices.len() as u32 - 1
+        })
+        .collect()
 }
 
 fn open_box_mesh(min: &Vec3, max: &Vec3, wall: Real) -> TriMesh {
@@ -440,18 +456,20 @@ fn capsule_mesh(from: &Vec3, to: &Vec3, radius: Real, segments: u32, cap_rings: 
     let (e1, e2) = perpendicular_frame(&axis);
     let mut mesh = TriMesh { vertices: vec![from - radius * axis], triangles: vec![] };
     let mut rings = Vec::new();
-    // Latitudes from the bottom pole to the top one; the equator is doubled (one ring per end).
-    for r in 1..=2 * cap_rings {
-        let (end, lat) =
-            if r <= cap_rings { (from, -0.5 * PI + 0.5 * PI * r as Real / cap_rings as Real) } else { (to, 0.5 * PI * (r - cap_rings - 1) as Real / cap_rings as Real) };
-        let ring = (0..segments)
-            .map(|s| {
-                let a = 2.0 * PI * s as Real / segments as Real;
-                mesh.vertices.push(end + radius * (lat.cos() * (a.cos() * e1 + a.sin() * e2) + lat.sin() * axis));
-                mesh.vertices.len() as u32 - 1
-            })
-            .collect::<Vec<_>>();
-        rings.push(ring);
+    // Latitudes from the bottom pole to its equator, rings along the side to the top equator,
+    // then latitudes to the top pole.
+    for r in 1..cap_rings {
+        let lat = -0.5 * PI + 0.5 * PI * r as Real / cap_rings as Real;
+        let centre = from + radius * lat.sin() * axis;
+        rings.push(ring(&mut mesh, &centre, radius * lat.cos(), segments, &e1, &e2));
+    }
+    for centre in side_stations(from, to, radius, segments) {
+        rings.push(ring(&mut mesh, &centre, radius, segments, &e1, &e2));
+    }
+    for r in 1..cap_rings {
+        let lat = 0.5 * PI * r as Real / cap_rings as Real;
+        let centre = to + radius * lat.sin() * axis;
+        rings.push(ring(&mut mesh, &centre, radius * lat.cos(), segments, &e1, &e2));
     }
     mesh.vertices.push(to + radius * axis);
     let top = mesh.vertices.len() as u32 - 1;
@@ -526,6 +544,27 @@ mod tests {
             assert!((faceted.centroid - exact.centroid).norm() < 1e-9 * scale + tolerance * 0.1 * scale, "{shape:?}");
             let inertia_error = (faceted.inertia - exact.inertia).norm() / exact.inertia.norm();
             assert!(inertia_error < 2.0 * tolerance, "{shape:?}: inertia off by {inertia_error}");
+        }
+    }
+
+    /// A long capsule's and cylinder's sides have vertices all along them (a deformable body's
+    /// surface collides at its vertices): no edge off the cylinder's caps is longer than 2.5
+    /// widths of a segment.
+    #[test]
+    fn long_round_sides_have_vertices_along_them() {
+        let (from, to, radius) = (Vec3::new(-0.4, 0.0, 0.0), Vec3::new(0.4, 0.1, 0.0), 0.025);
+        let width = 2.0 * PI * radius / 32.0;
+        for shape in [Shape::Capsule { from, to, radius }, Shape::Cylinder { from, to, radius }] {
+            let mesh = shape.surface_mesh();
+            mesh.check_closed().unwrap();
+            let v = &mesh.vertices;
+            let longest = mesh
+                .triangles
+                .iter()
+                .filter(|t| t.iter().all(|&i| (v[i as usize] - from).norm() > 1e-12 && (v[i as usize] - to).norm() > 1e-12))
+                .flat_map(|t| (0..3).map(move |k| (v[t[k] as usize] - v[t[(k + 1) % 3] as usize]).norm()))
+                .fold(0.0, Real::max);
+            assert!(longest < 2.5 * width, "{shape:?}: an edge {longest} m long, segments {width} m wide");
         }
     }
 

@@ -185,47 +185,6 @@ impl TriMesh {
         TriMesh { vertices, triangles }
     }
 
-    /// The same surface with no edge longer than `longest`: the longest edge split at its
-    /// midpoint, in every triangle that has it (so a closed mesh stays closed and no vertex
-    /// hangs on an edge), until none is too long. A body's surface carried by its tetrahedra
-    /// collides at its vertices, so they must be as close as the tetrahedra's.
-    pub fn refined(&self, longest: Real) -> TriMesh {
-        let mut mesh = self.clone();
-        let length = |m: &TriMesh, (a, b): (u32, u32)| (m.vertices[a as usize] - m.vertices[b as usize]).norm();
-        loop {
-            let mut edges: HashMap<(u32, u32), Vec<usize>> = HashMap::new();
-            for (t, tri) in mesh.triangles.iter().enumerate() {
-                for k in 0..3 {
-                    let (a, b) = (tri[k], tri[(k + 1) % 3]);
-                    edges.entry((a.min(b), a.max(b))).or_default().push(t);
-                }
-            }
-            let mut long: Vec<((u32, u32), Real)> = edges.keys().map(|&e| (e, length(&mesh, e))).filter(|(_, l)| *l > longest).collect();
-            if long.is_empty() {
-                return mesh;
-            }
-            long.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            let mut touched = vec![false; mesh.triangles.len()];
-            for ((a, b), _) in long {
-                let triangles = &edges[&(a, b)];
-                if triangles.iter().any(|&t| touched[t]) {
-                    continue;
-                }
-                let m = mesh.vertices.len() as u32;
-                mesh.vertices.push(0.5 * (mesh.vertices[a as usize] + mesh.vertices[b as usize]));
-                for &t in triangles {
-                    touched[t] = true;
-                    let tri = mesh.triangles[t];
-                    let k = (0..3).find(|&k| (tri[k] == a && tri[(k + 1) % 3] == b) || (tri[k] == b && tri[(k + 1) % 3] == a)).expect("the edge is the triangle's");
-                    let (p, q, r) = (tri[k], tri[(k + 1) % 3], tri[(k + 2) % 3]);
-                    mesh.triangles[t] = [p, m, r];
-                    mesh.triangles.push([m, q, r]);
-                    touched.push(true);
-                }
-            }
-        }
-    }
-
     /// The edges of the mesh's holes, `(a, b)` as their one triangle runs them, sorted; an
     /// error if an edge is used twice in the same direction (non-manifold or inconsistently
     /// oriented triangles).
@@ -287,20 +246,5 @@ mod tests {
         assert_eq!(pierced.find_self_intersection(), Some((0, 1)));
         let fan = TriMesh { vertices: vec![Vec3::zeros(), Vec3::x(), Vec3::y(), Vec3::z()], triangles: vec![[0, 1, 2], [0, 2, 3], [0, 3, 1]] };
         assert_eq!(fan.find_self_intersection(), None);
-    }
-
-    /// A capsule's surface (whose side is one band of long triangles) refined to 1 cm edges is
-    /// still closed, encloses the same volume (the triangles are split in their planes) and has
-    /// no longer edge.
-    #[test]
-    fn refining_keeps_a_closed_surface_and_shortens_its_edges() {
-        let capsule = Shape::Capsule { from: Vec3::new(-0.4, 0.0, 0.0), to: Vec3::new(0.4, 0.0, 0.0), radius: 0.03 }.surface_mesh();
-        let refined = capsule.refined(0.01);
-        refined.check_closed().unwrap();
-        assert!((refined.signed_volume() - capsule.signed_volume()).abs() < 1e-9 * capsule.signed_volume(), "{} {}", refined.signed_volume(), capsule.signed_volume());
-        let v = &refined.vertices;
-        let longest = refined.triangles.iter().flat_map(|t| (0..3).map(move |k| (v[t[k] as usize] - v[t[(k + 1) % 3] as usize]).norm())).fold(0.0, Real::max);
-        assert!(longest <= 0.01, "an edge {longest} m long is left");
-        assert!(refined.vertices.len() > 10 * capsule.vertices.len(), "{} vertices from {}", refined.vertices.len(), capsule.vertices.len());
     }
 }

@@ -378,7 +378,7 @@ fn volume_mesh(at_origin: &ShapeSpec, local: &Shape, d: &Deformable, spacing: Re
         }
         _ => {
             let keep = if d.method == DeformableMethod::Fem { crate::geometry::tetmesh::BCC_KEEP_EXPLICIT } else { crate::geometry::tetmesh::BCC_KEEP };
-            (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing, keep), Some(local.surface_mesh().refined(spacing)))
+            (TetMesh::bcc(|x| local.signed_distance(x), &lo, &hi, spacing, keep), Some(local.surface_mesh()))
         }
     };
     tets.check().map_err(|e| cx.error(&format!("{body_key}.deformable.spacing"), format!("the tetrahedral mesh of the shape at spacing {spacing} m: {e}")))?;
