@@ -502,6 +502,9 @@ fn deformable_body(setup: &BodySetup, reduced: &ReducedSetup, models: &[Option<A
     if !bones.is_empty() {
         body.set_bones(bones).map_err(|e| ("bone".to_string(), e))?;
     }
+    if reduced.incompressible {
+        body.make_incompressible().map_err(|e| ("deformable.incompressible".to_string(), e))?;
+    }
     Ok(body)
 }
 

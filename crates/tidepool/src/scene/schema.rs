@@ -644,6 +644,10 @@ pub struct Deformable {
     /// sheet's smaller side), whichever is smaller, when absent. A cloth from a mesh file is
     /// simulated on the file's triangles.
     pub spacing: Option<f64>,
+    /// Keeps the volume of a body simulated in full (`method = "fem"`): each particle's share
+    /// of it is held at its rest value by a pressure projection of the velocities.
+    #[serde(default)]
+    pub incompressible: bool,
 }
 
 fn default_poisson() -> f64 {

@@ -126,6 +126,8 @@ pub struct ReducedSetup {
     pub pins: Vec<PinSetup>,
     /// A full volume's bones.
     pub bones: Vec<BoneSetup>,
+    /// Whether a full volume keeps its volume.
+    pub incompressible: bool,
     /// The sub-bodies.
     pub parts: Vec<PartSetup>,
     /// Joints `(p, c, x)`: world point `x` of part `p` held on part `c`.
@@ -248,6 +250,10 @@ fn reduced_setup(
     cx.check(body.bone.is_empty() || d.method == DeformableMethod::Fem, &format!("{body_key}.bone"), || {
         "only a volume simulated in full (deformable.method = \"fem\") has bones".into()
     })?;
+    cx.check(!d.incompressible || d.method == DeformableMethod::Fem, &format!("{key}.incompressible"), || {
+        "only a volume simulated in full (method = \"fem\") is made incompressible".into()
+    })?;
+    cx.check(!d.incompressible || body.bone.is_empty(), &format!("{key}.incompressible"), || "a body with bones cannot be incompressible (yet)".into())?;
     let bones = body.bone.iter().enumerate().map(|(n, bone)| bone_setup(bone, &format!("{body_key}.bone[{n}]"), &body.bone[..n], cx)).collect::<Result<_, _>>()?;
     let pins = match d.method {
         DeformableMethod::Modal => {
@@ -352,7 +358,18 @@ fn reduced_setup(
             (actuators, profile)
         }
     };
-    Ok(ReducedSetup { key: body_key.to_string(), method: d.method, pins, bones, parts, joints: creature.joints.clone(), actuators, profile, skin: creature.skin })
+    Ok(ReducedSetup {
+        key: body_key.to_string(),
+        method: d.method,
+        pins,
+        bones,
+        incompressible: d.incompressible,
+        parts,
+        joints: creature.joints.clone(),
+        actuators,
+        profile,
+        skin: creature.skin,
+    })
 }
 
 /// The tetrahedra of a deformable volume of shape `local` (`at_origin` as written, placed at
@@ -399,9 +416,12 @@ fn bone_setup(bone: &Bone, key: &str, earlier: &[Bone], cx: &Context) -> Result<
     };
     let parent = match parent.as_str() {
         "world" => None,
-        name => Some(earlier.iter().position(|b| b.name == name).ok_or_else(|| {
-            cx.error(&format!("{key}.parent"), format!("no bone named `{name}` is defined before this one (expected an earlier bone's name, or \"world\")"))
-        })?),
+        name => Some(
+            earlier
+                .iter()
+                .position(|b| b.name == name)
+                .ok_or_else(|| cx.error(&format!("{key}.parent"), format!("no bone named `{name}` is defined before this one (expected an earlier bone's name, or \"world\")")))?,
+        ),
     };
     let pivot = bone.pivot.ok_or_else(|| cx.error(&format!("{key}.pivot"), "a hinged bone needs the hinge's pivot [x, y, z] (m)"))?;
     let axis = bone.axis.ok_or_else(|| cx.error(&format!("{key}.axis"), "a hinged bone needs the hinge's axis [x, y, z]"))?;
@@ -418,7 +438,14 @@ fn bone_setup(bone: &Bone, key: &str, earlier: &[Bone], cx: &Context) -> Result<
             for (value, field) in [(d.amplitude, "amplitude"), (d.phase, "phase"), (d.offset, "offset")] {
                 cx.within(value, -3600.0, 3600.0, &format!("{dkey}.{field}"), "an angle in degrees")?;
             }
-            Some(Drive { stiffness: d.stiffness, damping: d.damping, amplitude: d.amplitude.to_radians(), frequency: d.frequency, phase: d.phase.to_radians(), offset: d.offset.to_radians() })
+            Some(Drive {
+                stiffness: d.stiffness,
+                damping: d.damping,
+                amplitude: d.amplitude.to_radians(),
+                frequency: d.frequency,
+                phase: d.phase.to_radians(),
+                offset: d.offset.to_radians(),
+            })
         }
     };
     Ok(BoneSetup { name: bone.name.clone(), shape, joint: Joint::Hinge { parent, pivot: vec3(pivot), axis: vec3(axis).normalize(), drive } })

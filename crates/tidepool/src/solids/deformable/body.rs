@@ -36,6 +36,7 @@
 //! the contact samples, and a point of it carries the impulses to up to twelve particles.
 
 use super::elastic::{Corotated, Tetrahedra};
+use super::incompressible;
 use super::self_contact::{repel, Sheet};
 use super::shell::Shell;
 use super::skeleton::{BoneSetup, Skeleton};
@@ -55,6 +56,11 @@ use tidepool_linalg::{pcg, CsrMatrix, LinearOperator, PcgParams, Preconditioner,
 /// a sheet's fastest bending period over pi): the longest substep the explicit elastic forces
 /// allow.
 const ELASTIC_CFL: Real = 0.5;
+/// The number of steps over which an incompressible body's volume correction restores the
+/// rest volumes (a quarter of the error each step): restored in one step, the correction —
+/// linear in the velocities, the volumes cubic in the positions — overshoots where contact
+/// squeezes the body each step, and a rubber ball bouncing on the floor grew unstable.
+const VOLUME_RELAXATION: Real = 4.0;
 /// Relative residual of the damped velocity solve.
 const DAMPING_TOLERANCE: Real = 1e-11;
 
@@ -220,6 +226,9 @@ pub struct DeformableBody {
     pub drag: Real,
     /// Rigid bones the particles inside them are hard-bound to, hinged and driven.
     pub skeleton: Option<Skeleton>,
+    /// Each particle's share of the volume at rest, when the volume is kept
+    /// ([`super::incompressible`]; volumes without bones only).
+    pub incompressible: Option<Vec<Real>>,
     /// The elastic forces at the current positions, once computed.
     forces: Option<Vec<Vec3>>,
     /// The elastic forces and the positions before the last move, until the next prediction
@@ -406,6 +415,7 @@ impl DeformableBody {
             material,
             drag: 0.0,
             skeleton: None,
+            incompressible: None,
             forces: None,
             start: None,
             surface: SurfaceCache::default(),
@@ -430,7 +440,7 @@ impl DeformableBody {
 
     /// The length of the velocity state: three per particle, and the skeleton's rates.
     fn velocity_len(&self) -> usize {
-        3 * self.positions.len() + self.skeleton.as_ref().map_or(0, Skeleton::len)
+        3 * self.positions.len() + self.skeleton.as_ref().map_or(0, Skeleton::dofs)
     }
 
     /// The particles' velocities in velocity state `x`: a bound particle's from the skeleton's
@@ -447,11 +457,38 @@ impl DeformableBody {
             .collect()
     }
 
+    /// Keeps an incompressible body's volumes: its velocities projected so that each particle's
+    /// volume returns toward its rest volume at the rate that would restore it over `over` (s),
+    /// or stays as it is (`None`).
+    fn keep_volumes(&mut self, over: Option<Real>) {
+        let (Some(rest), Elements::Volume(tets)) = (&self.incompressible, &self.model.elements) else { return };
+        let rates: Vec<Real> = match over {
+            Some(dt) => incompressible::particle_volumes(tets, &self.positions).iter().zip(rest).map(|(now, rest)| (rest - now) / dt).collect(),
+            None => vec![0.0; rest.len()],
+        };
+        let inverse_masses: Vec<Real> = (0..self.positions.len()).map(|i| self.inverse_mass(i)).collect();
+        incompressible::project(tets, &self.positions, &inverse_masses, &mut self.velocities, &rates);
+    }
+
+    /// Makes the body incompressible: each particle's share of the volume kept at its rest
+    /// value. Only a volume without bones can be.
+    pub fn make_incompressible(&mut self) -> Result<(), String> {
+        let Elements::Volume(tets) = &self.model.elements else { return Err("a sheet has no volume to keep".into()) };
+        if self.skeleton.is_some() {
+            return Err("a body with bones cannot be incompressible (yet)".into());
+        }
+        self.incompressible = Some(incompressible::particle_volumes(tets, &self.model.rest));
+        Ok(())
+    }
+
     /// Binds the particles inside each of `bones` to it (their velocities projected on the
     /// bones' motions, momentum kept). Pinned particles cannot be bound, nor a sheet's.
     pub fn set_bones(&mut self, bones: Vec<BoneSetup>) -> Result<(), String> {
         if let Elements::Shell(_) = self.model.elements {
             return Err("a sheet has no bones: bind a volume's particles".into());
+        }
+        if self.incompressible.is_some() {
+            return Err("an incompressible body cannot have bones (yet)".into());
         }
         let pinned = |i: u32| self.pinned[i as usize] || self.pins.iter().any(|p| p.particles.contains(&i));
         if let Some(bone) = bones.iter().find(|b| b.particles.iter().any(|&i| pinned(i))) {
@@ -500,10 +537,10 @@ impl DeformableBody {
             skeleton.mass_plus(&terms.joint_diagonal)
         });
         let operator = DampedMass { body: self, frozen: &frozen, h, terms };
-        let diagonal = BlockDiagonal((0..n).map(|i| if self.held(i) { model.masses[i] } else { model.masses[i] + terms.diagonal[i] + h * model.damping_diagonal[i] }).collect(), block);
+        let diagonal =
+            BlockDiagonal((0..n).map(|i| if self.held(i) { model.masses[i] } else { model.masses[i] + terms.diagonal[i] + h * model.damping_diagonal[i] }).collect(), block);
         let mut v = v0.to_vec();
-        let info = pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * v0.len().max(30) });
-        if std::env::var("TP_DEBUG").is_ok() { eprintln!("pcg {info:?}"); }
+        pcg(&operator, &diagonal, &b, &mut v, PcgParams { tolerance: DAMPING_TOLERANCE, max_iterations: 10 * v0.len().max(30) });
         let particles = self.particle_velocities(&v, velocity);
         let rates = v.split_off(3 * n);
         particles.iter().flat_map(|v| v.data.0[0]).chain(rates).collect()
@@ -515,7 +552,8 @@ impl DeformableBody {
     /// implicit), else at `x` (the midpoint of step 3) with their damping implicit.
     fn particle_terms(&self, x: &[Vec3], t: Real, h: Real, stretching: bool) -> ParticleTerms {
         let (joint_diagonal, joint_impulse) = self.skeleton.as_ref().map_or((Vec::new(), Vec::new()), |s| s.drive_terms(t, h, stretching));
-        let mut terms = ParticleTerms { diagonal: self.model.masses.iter().map(|m| h * self.drag * m).collect(), impulse: vec![Vec3::zeros(); x.len()], joint_diagonal, joint_impulse };
+        let mut terms =
+            ParticleTerms { diagonal: self.model.masses.iter().map(|m| h * self.drag * m).collect(), impulse: vec![Vec3::zeros(); x.len()], joint_diagonal, joint_impulse };
         for pin in &self.pins {
             let Some((k, damping)) = pin.spring else { continue };
             for (j, &i) in pin.particles.iter().enumerate() {
@@ -721,7 +759,7 @@ impl CoupledSolid for DeformableBody {
 
     /// Three per particle that is neither pinned nor bound, and the skeleton's rates.
     fn degrees_of_freedom(&self) -> usize {
-        3 * (0..self.positions.len()).filter(|&i| !self.held(i)).count() + self.skeleton.as_ref().map_or(0, Skeleton::len)
+        3 * (0..self.positions.len()).filter(|&i| !self.held(i)).count() + self.skeleton.as_ref().map_or(0, Skeleton::dofs)
     }
 
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
@@ -832,6 +870,10 @@ impl Solid for DeformableBody {
     fn predict_velocities(&mut self, h: Real, gravity: &Vec3, time: Real) {
         self.compute_forces();
         let start = self.start.take();
+        if start.is_some() {
+            // Shinar's step V.1: make the time-n velocities incompressible before they evolve.
+            self.keep_volumes(None);
+        }
         let forces = self.forces.as_ref().expect("just computed");
         let v0 = self.velocity_state();
         let extrapolated = start.is_some();
@@ -853,6 +895,11 @@ impl Solid for DeformableBody {
         // after it: project them back on the bones, momentum kept.
         if let (true, Some(skeleton)) = (extrapolated, &mut self.skeleton) {
             skeleton.project(&self.positions, &self.model.masses, &mut self.velocities);
+        }
+        if !extrapolated {
+            // Shinar's step I.2: the velocities that the positions move with restore part of the
+            // rest volumes over the move (a whole step, `2 h`).
+            self.keep_volumes(Some(VOLUME_RELAXATION * 2.0 * h));
         }
     }
 
@@ -955,7 +1002,7 @@ impl Solid for DeformableBody {
             return Err(format!("deformable body `{}`: the checkpoint has {} particles, the scene's body {}", self.name, s.positions.len(), self.positions.len()));
         }
         if let Some(skeleton) = &mut self.skeleton {
-            if s.bones.len() != skeleton.bones.len() || s.rates.len() != skeleton.len() {
+            if s.bones.len() != skeleton.bones.len() || s.rates.len() != skeleton.dofs() {
                 return Err(format!("deformable body `{}`: the checkpoint has {} bones, the scene's body {}", self.name, s.bones.len(), skeleton.bones.len()));
             }
             skeleton.set_pose_state(&s.bones);

@@ -6,6 +6,7 @@
 
 pub mod body;
 pub mod elastic;
+pub mod incompressible;
 pub mod self_contact;
 pub mod shell;
 pub mod skeleton;

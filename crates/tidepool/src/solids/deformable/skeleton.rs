@@ -171,7 +171,7 @@ impl Skeleton {
     }
 
     /// The number of degrees of freedom.
-    pub fn len(&self) -> usize {
+    pub fn dofs(&self) -> usize {
         self.rates.len()
     }
 
@@ -212,7 +212,7 @@ impl Skeleton {
     /// The generalized force of wrenches `(f_b, tau_b)` at the bones' centres: `sum_b J_b^T
     /// (f_b, tau_b)`, children passing theirs to their parents.
     pub fn generalized(&self, mut wrenches: Vec<(Vec3, Vec3)>) -> Vec<Real> {
-        let mut g = vec![0.0; self.len()];
+        let mut g = vec![0.0; self.dofs()];
         for (b, bone) in self.bones.iter().enumerate().rev() {
             let (f, tau) = wrenches[b];
             let d = bone.dof;
@@ -300,9 +300,7 @@ impl Skeleton {
             columns.push(Skeleton::twists_of(bones, &unit));
             unit[d] = 0.0;
         }
-        let jacobians: Vec<DMatrix<Real>> = (0..bones.len())
-            .map(|b| DMatrix::from_fn(6, n, |r, d| if r < 3 { columns[d][b].0[r] } else { columns[d][b].1[r - 3] }))
-            .collect();
+        let jacobians: Vec<DMatrix<Real>> = (0..bones.len()).map(|b| DMatrix::from_fn(6, n, |r, d| if r < 3 { columns[d][b].0[r] } else { columns[d][b].1[r - 3] })).collect();
         let mut mass = DMatrix::zeros(n, n);
         for (bone, j) in bones.iter().zip(&jacobians) {
             let mut m6 = nalgebra::Matrix6::zeros();
@@ -335,7 +333,7 @@ impl Skeleton {
     /// `B = sum_i w_i J_i` for particles `i` with weights `w_i` at `x` (3 x dofs; free
     /// particles' ignored), and the response `B M_s^-1 B^T` of a point they carry.
     pub fn point_response(&self, x: &[Vec3], carriers: impl Iterator<Item = (usize, Real)>) -> crate::math::Mat3 {
-        let mut b = DMatrix::zeros(3, self.len());
+        let mut b = DMatrix::zeros(3, self.dofs());
         for (i, w) in carriers {
             let Some(bone) = self.owner(i) else { continue };
             let j = &self.posed.jacobians[bone];
@@ -351,7 +349,7 @@ impl Skeleton {
     /// rate takes the angle) and generalized impulse `h (k_p (theta_t - theta) + k_d theta_t')`,
     /// `theta` the angle now (`stretching`) or at the middle of the last move.
     pub fn drive_terms(&self, t: Real, h: Real, stretching: bool) -> (Vec<Real>, Vec<Real>) {
-        let (mut diagonal, mut impulse) = (vec![0.0; self.len()], vec![0.0; self.len()]);
+        let (mut diagonal, mut impulse) = (vec![0.0; self.dofs()], vec![0.0; self.dofs()]);
         for bone in &self.bones {
             let Joint::Hinge { drive: Some(drive), .. } = &bone.joint else { continue };
             let (target, rate) = drive.target(t);
@@ -388,7 +386,7 @@ impl Skeleton {
                 x[i as usize] = bone.centre + bone.orientation * offset;
             }
         }
-        self.posed = Skeleton::posed(&self.bones, self.len()).expect("a skeleton checked when built stays well posed");
+        self.posed = Skeleton::posed(&self.bones, self.dofs()).expect("a skeleton checked when built stays well posed");
     }
 
     /// The largest distance of a particle from where its bone puts it (m): 0 to rounding.
@@ -403,7 +401,12 @@ impl Skeleton {
     pub fn poses(&self) -> Vec<crate::solids::BonePose> {
         self.bones
             .iter()
-            .map(|b| crate::solids::BonePose { name: b.name.clone(), position: b.centre, orientation: b.orientation, angle: matches!(b.joint, Joint::Hinge { .. }).then_some(b.angle) })
+            .map(|b| crate::solids::BonePose {
+                name: b.name.clone(),
+                position: b.centre,
+                orientation: b.orientation,
+                angle: matches!(b.joint, Joint::Hinge { .. }).then_some(b.angle),
+            })
             .collect()
     }
 
@@ -417,7 +420,7 @@ impl Skeleton {
         for (bone, (centre, orientation, angle)) in self.bones.iter_mut().zip(state) {
             (bone.centre, bone.orientation, bone.angle, bone.angle_before) = (*centre, *orientation, *angle, *angle);
         }
-        self.posed = Skeleton::posed(&self.bones, self.len()).expect("a skeleton checked when built stays well posed");
+        self.posed = Skeleton::posed(&self.bones, self.dofs()).expect("a skeleton checked when built stays well posed");
     }
 }
 

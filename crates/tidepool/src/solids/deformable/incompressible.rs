@@ -1,0 +1,176 @@
+//! Volume conservation for volumes simulated in full (Irving, Schroeder and Fedkiw 2007, the
+//! `[41]` of Shinar sec. 3.3 and 3.7): each particle owns a quarter of every tetrahedron it is
+//! a corner of, `V_i = sum_{t ∋ i} V_t / 4`, and the velocities are projected so that these
+//! volumes change at prescribed rates, `G v = r` with `G = dV/dx`: a pressure `p` per particle
+//! and `v <- v - M^-1 G^T p`, where `(G M^-1 G^T) p = G v - r` is solved by conjugate
+//! gradients. Shinar's step I.2 (volume correction) asks for the rates that restore the rest
+//! volumes, `r = (V_rest - V) / (4 dt)` (a quarter of the error each step: see
+//! `VOLUME_RELAXATION` in `body.rs`); step V.1 (make incompressible) for none, `r = 0`. Volumes per particle rather than per tetrahedron leave linear tetrahedra
+//! free to bend (one constraint per particle, not per element, so they do not lock).
+//!
+//! `G^T p` is a set of internal forces — the gradients of volumes, which neither a translation
+//! nor a rotation changes — so the projection keeps linear and angular momentum.
+
+use super::elastic::Tetrahedra;
+use crate::math::{Real, Vec3};
+use tidepool_linalg::{pcg, LinearOperator, PcgParams, Preconditioner};
+
+/// Relative residual of the pressure solve.
+const TOLERANCE: Real = 1e-10;
+/// The fraction of each particle's diagonal added to the pressure system. Per-particle volumes
+/// of a lattice cut at a curved surface leave pressure patterns that barely move anything
+/// (nearly in `G^T`'s null space): unregularized, rounding noise in the right-hand side along
+/// them comes back as huge pressures. This bounds them, at the cost of meeting the rates to
+/// about this fraction.
+const REGULARIZATION: Real = 1e-6;
+
+/// The gradient of each tetrahedron's volume with respect to its four corners at `x`.
+fn volume_gradients(tets: &Tetrahedra, x: &[Vec3]) -> Vec<[Vec3; 4]> {
+    tets.tets
+        .iter()
+        .map(|t| {
+            let [a, b, c, d] = t.map(|i| x[i as usize]);
+            let (gb, gc, gd) = ((c - a).cross(&(d - a)) / 6.0, (d - a).cross(&(b - a)) / 6.0, (b - a).cross(&(c - a)) / 6.0);
+            [-(gb + gc + gd), gb, gc, gd]
+        })
+        .collect()
+}
+
+/// Each particle's share of the volume at `x`: a quarter of each tetrahedron it is a corner
+/// of (at rest with `x` the rest positions).
+pub fn particle_volumes(tets: &Tetrahedra, x: &[Vec3]) -> Vec<Real> {
+    let mut volumes = vec![0.0; x.len()];
+    for t in &tets.tets {
+        let [a, b, c, d] = t.map(|i| x[i as usize]);
+        let v = (b - a).dot(&(c - a).cross(&(d - a))) / 6.0;
+        for &i in t {
+            volumes[i as usize] += 0.25 * v;
+        }
+    }
+    volumes
+}
+
+/// `G M^-1 G^T` over the particles' pressures, regularized.
+struct Pressure<'a> {
+    tets: &'a Tetrahedra,
+    gradients: &'a [[Vec3; 4]],
+    inverse_masses: &'a [Real],
+    /// [`REGULARIZATION`] times the diagonal.
+    regularization: Vec<Real>,
+}
+
+impl Pressure<'_> {
+    /// `G^T p`: each tetrahedron's corners pushed by the mean pressure of its corners along its
+    /// volume's gradient.
+    fn forces(&self, p: &[Real]) -> Vec<Vec3> {
+        let mut f = vec![Vec3::zeros(); p.len()];
+        for (t, g) in self.tets.tets.iter().zip(self.gradients) {
+            let mean = 0.25 * t.iter().map(|&i| p[i as usize]).sum::<Real>();
+            for (&i, g) in t.iter().zip(g) {
+                f[i as usize] += mean * g;
+            }
+        }
+        f
+    }
+
+    /// `G v`: the rates at which the particles' volumes change with velocities `v`.
+    fn rates(&self, v: &[Vec3]) -> Vec<Real> {
+        let mut rates = vec![0.0; v.len()];
+        for (t, g) in self.tets.tets.iter().zip(self.gradients) {
+            let rate = 0.25 * t.iter().zip(g).map(|(&i, g)| g.dot(&v[i as usize])).sum::<Real>();
+            for &i in t {
+                rates[i as usize] += rate;
+            }
+        }
+        rates
+    }
+}
+
+impl LinearOperator for Pressure<'_> {
+    fn len(&self) -> usize {
+        self.inverse_masses.len()
+    }
+
+    fn apply(&self, p: &[f64], y: &mut [f64]) {
+        let u: Vec<Vec3> = self.forces(p).iter().zip(self.inverse_masses).map(|(f, w)| *w * f).collect();
+        for ((y, rate), (p, e)) in y.iter_mut().zip(self.rates(&u)).zip(p.iter().zip(&self.regularization)) {
+            *y = rate + e * p;
+        }
+    }
+}
+
+/// `z = r / d` with `d` the operator's diagonal without the tetrahedra's cross terms (1 where
+/// it is zero: a particle whose volume nothing free can change).
+struct Jacobi(Vec<Real>);
+
+impl Preconditioner for Jacobi {
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        for ((z, r), d) in z.iter_mut().zip(r).zip(&self.0) {
+            *z = r / d;
+        }
+    }
+}
+
+/// Projects velocities `v` of particles at `x` (inverse masses `inverse_masses`, 0 for those
+/// whose motion is prescribed) so that the particles' volumes change at `rates` (`G v = r`),
+/// as far as free particles can make them; returns the largest rate left off, relative to the
+/// largest asked change (0 when none was).
+pub fn project(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], v: &mut [Vec3], rates: &[Real]) -> Real {
+    let gradients = volume_gradients(tets, x);
+    let mut diagonal = vec![0.0; x.len()];
+    for (t, g) in tets.tets.iter().zip(&gradients) {
+        let share: Real = t.iter().zip(g).map(|(&i, g)| inverse_masses[i as usize] * g.norm_squared()).sum::<Real>() / 16.0;
+        for &i in t {
+            diagonal[i as usize] += share;
+        }
+    }
+    let operator = Pressure { tets, gradients: &gradients, inverse_masses, regularization: diagonal.iter().map(|d| REGULARIZATION * d).collect() };
+    let free: Vec<bool> = diagonal.iter().map(|d| *d > 0.0).collect();
+    let b: Vec<Real> = operator.rates(v).iter().zip(rates).zip(&free).map(|((now, wanted), free)| if *free { now - wanted } else { 0.0 }).collect();
+    let scale = b.iter().fold(0.0, |m: Real, r| m.max(r.abs()));
+    if scale == 0.0 {
+        return 0.0;
+    }
+    let mut p = vec![0.0; x.len()];
+    let preconditioner = Jacobi(diagonal.iter().map(|d| if *d > 0.0 { *d } else { 1.0 }).collect());
+    pcg(&operator, &preconditioner, &b, &mut p, PcgParams { tolerance: TOLERANCE, max_iterations: 10 * x.len().max(10) });
+    for ((v, f), w) in v.iter_mut().zip(operator.forces(&p)).zip(inverse_masses) {
+        *v -= *w * f;
+    }
+    let left = operator.rates(v).iter().zip(rates).zip(&free).fold(0.0, |m: Real, ((now, wanted), free)| if *free { m.max((now - wanted).abs()) } else { m });
+    left / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::TetMesh;
+
+    /// A block's particles given random velocities are projected to keep every particle's
+    /// volume: afterwards `G v` is 1e-8 of what it was, and the linear and angular momentum
+    /// are what they were (the pressures' forces are internal).
+    #[test]
+    fn the_projection_keeps_the_volumes_and_the_momenta() {
+        let mesh = TetMesh::box_grid(&Vec3::new(-0.1, -0.05, -0.05), &Vec3::new(0.1, 0.05, 0.05), [4, 2, 2]);
+        let tets = Tetrahedra::new(&mesh);
+        let masses = tets.masses(1000.0, mesh.vertices.len());
+        let inverse: Vec<Real> = masses.iter().map(|m| 1.0 / m).collect();
+        let mut seed = 7u64;
+        let mut random = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as Real / (1u64 << 53) as Real - 0.5
+        };
+        let mut v: Vec<Vec3> = mesh.vertices.iter().map(|_| Vec3::new(random(), random(), random())).collect();
+        let momenta = |v: &[Vec3]| {
+            let linear: Vec3 = v.iter().zip(&masses).map(|(v, m)| *m * v).sum();
+            let angular: Vec3 = mesh.vertices.iter().zip(v).zip(&masses).map(|((x, v), m)| *m * x.cross(v)).sum();
+            (linear, angular)
+        };
+        let before = momenta(&v);
+        let left = project(&tets, &mesh.vertices, &inverse, &mut v, &vec![0.0; mesh.vertices.len()]);
+        let after = momenta(&v);
+        assert!(left < 1e-8, "the volumes still change at {left:e} of the start");
+        assert!((after.0 - before.0).norm() < 1e-12 && (after.1 - before.1).norm() < 1e-12, "momenta {before:?} became {after:?}");
+        assert!((particle_volumes(&tets, &mesh.vertices).iter().sum::<Real>() - 0.2 * 0.1 * 0.1).abs() < 1e-15);
+    }
+}
