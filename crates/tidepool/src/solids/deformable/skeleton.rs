@@ -186,6 +186,13 @@ impl Skeleton {
         parent.map_or((Vec3::zeros(), Vec3::zeros(), Quat::identity()), |p| (bones[p].centre, bones[p].start, bones[p].orientation))
     }
 
+    /// A hinge on `parent` where the parent is now: the parent's centre, the hinge's axis and
+    /// its pivot (given where the body started).
+    fn hinge(bones: &[Bone], parent: Option<usize>, pivot: &Vec3, axis: &Vec3) -> (Vec3, Vec3, Vec3) {
+        let (pc, ps, pq) = Skeleton::parent_pose(bones, parent);
+        (pc, pq * axis, pc + pq * (pivot - ps))
+    }
+
     /// Each bone's twist `(v_b, omega_b)` for generalized velocity `u`.
     pub fn twists(&self, u: &[Real]) -> Vec<(Vec3, Vec3)> {
         Skeleton::twists_of(&self.bones, u)
@@ -198,9 +205,8 @@ impl Skeleton {
             let twist = match &bone.joint {
                 Joint::Free => (Vec3::new(u[d], u[d + 1], u[d + 2]), Vec3::new(u[d + 3], u[d + 4], u[d + 5])),
                 Joint::Hinge { parent, pivot, axis, .. } => {
-                    let (pc, ps, pq) = Skeleton::parent_pose(bones, *parent);
+                    let (pc, a, pivot) = Skeleton::hinge(bones, *parent, pivot, axis);
                     let (vp, wp) = parent.map_or((Vec3::zeros(), Vec3::zeros()), |p| twists[p]);
-                    let (a, pivot) = (pq * axis, pc + pq * (pivot - ps));
                     (vp + wp.cross(&(bone.centre - pc)) + u[d] * a.cross(&(bone.centre - pivot)), wp + u[d] * a)
                 }
             };
@@ -219,8 +225,7 @@ impl Skeleton {
             match &bone.joint {
                 Joint::Free => g[d..d + 6].copy_from_slice(&[f.x, f.y, f.z, tau.x, tau.y, tau.z]),
                 Joint::Hinge { parent, pivot, axis, .. } => {
-                    let (pc, ps, pq) = Skeleton::parent_pose(&self.bones, *parent);
-                    let (a, pivot) = (pq * axis, pc + pq * (pivot - ps));
+                    let (pc, a, pivot) = Skeleton::hinge(&self.bones, *parent, pivot, axis);
                     g[d] = a.dot(&(tau + (bone.centre - pivot).cross(&f)));
                     if let Some(p) = *parent {
                         wrenches[p].0 += f;
