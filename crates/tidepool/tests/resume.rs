@@ -143,14 +143,20 @@ fn several_liquids_resume_bit_identically() {
 
 /// Rigid and full deformable bodies without liquid: a rubber block (`method = "fem"`,
 /// damped; its particles' positions and velocities are in the checkpoint) falls onto a rigid
-/// box and tips off it.
+/// box and tips off it; a rubber bar with a free bone and a driven hinge (the bones' poses,
+/// angles and rates are in the checkpoint) wriggles on the floor.
 #[test]
 fn deformable_bodies_resume_bit_identically() {
     let scene = AnyScene::Liquid(Box::new(common::load(
         "[simulation]\nframes = 4\nfps = 30\n[domain]\nmin = [-0.5, 0.0, -0.5]\nmax = [0.5, 0.6, 0.5]\nresolution = 8\n\
          [[body]]\nname = \"base\"\nshape.box = { min = [-0.1, 0.0, -0.1], max = [0.1, 0.1, 0.1] }\ndensity = 600.0\n\
          [[body]]\nname = \"rubber\"\nshape.box = { min = [0.0, 0.15, -0.05], max = [0.2, 0.25, 0.05] }\ndensity = 1000.0\nangular_velocity = [0.0, 0.0, -2.0]\n\
-         deformable = { method = \"fem\", young = 3e4, damping = 0.01, spacing = 0.05 }\n[output]\nformats = [\"ply\", \"vtk\"]\n",
+         deformable = { method = \"fem\", young = 3e4, damping = 0.01, spacing = 0.05 }\n\
+         [[body]]\nname = \"worm\"\nshape.box = { min = [-0.4, 0.0, -0.3], max = [-0.2, 0.04, -0.26] }\ndensity = 1000.0\n\
+         deformable = { method = \"fem\", young = 3e4, damping = 0.01, spacing = 0.02 }\n\
+         [[body.bone]]\nname = \"head\"\nshape.box = { min = [-0.39, 0.01, -0.29], max = [-0.33, 0.05, -0.25] }\n\
+         [[body.bone]]\nname = \"tail\"\nshape.box = { min = [-0.27, 0.01, -0.29], max = [-0.21, 0.05, -0.25] }\nparent = \"head\"\npivot = [-0.3, 0.02, -0.28]\naxis = [0.0, 1.0, 0.0]\n\
+         drive = { stiffness = 0.5, damping = 0.005, amplitude = 30.0, frequency = 3.0 }\n[output]\nformats = [\"ply\", \"vtk\"]\n",
     )));
     resume_is_bit_identical(&scene, "deformable");
 }

@@ -519,8 +519,9 @@ pub struct Body {
 }
 
 /// `[[body.bone]]`: a rigid bone inside a volume simulated in full; the particles inside its
-/// shape where the body starts are hard-bound to it. Free, or hinged to an earlier bone or to
-/// the world, and a hinge may be driven toward a target angle by a PD controller.
+/// shape where the body starts are hard-bound to it. Free, or joined to an earlier bone or to
+/// the world at a pivot: hinged about an axis (and a hinge may be driven toward a target
+/// angle by a PD controller), or, without an axis, at a ball joint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Bone {
@@ -528,11 +529,11 @@ pub struct Bone {
     pub name: String,
     /// The particles inside this shape are bound to the bone.
     pub shape: ShapeSpec,
-    /// The bone it is hinged to (defined before it), or `"world"`; absent, the bone is free.
+    /// The bone it is joined to (defined before it), or `"world"`; absent, the bone is free.
     pub parent: Option<String>,
-    /// A hinge's pivot, where the body starts (m).
+    /// The joint's pivot, where the body starts (m).
     pub pivot: Option<[f64; 3]>,
-    /// A hinge's axis, where the body starts.
+    /// A hinge's axis, where the body starts; absent, the joint is a ball joint.
     pub axis: Option<[f64; 3]>,
     /// A PD controller turning a hinge toward a target angle.
     pub drive: Option<BoneDrive>,

@@ -403,7 +403,8 @@ fn volume_mesh(at_origin: &ShapeSpec, local: &Shape, d: &Deformable, spacing: Re
 }
 
 /// A bone at `key`, after the body's bones `earlier`: its shape resolved, its parent found
-/// among them (or the world), a hinge's pivot and axis given, its drive's gains sensible.
+/// among them (or the world), a joint's pivot given (and a hinge's axis; without one, a ball
+/// joint), a drive only on a hinge, its gains sensible.
 fn bone_setup(bone: &Bone, key: &str, earlier: &[Bone], cx: &Context) -> Result<BoneSetup, SceneError> {
     let shape = resolve_shape(&bone.shape, &format!("{key}.shape"), cx)?;
     cx.check(!bone.name.is_empty() && bone.name != "world", &format!("{key}.name"), || "expected a name other than \"world\"".into())?;
@@ -423,9 +424,12 @@ fn bone_setup(bone: &Bone, key: &str, earlier: &[Bone], cx: &Context) -> Result<
                 .ok_or_else(|| cx.error(&format!("{key}.parent"), format!("no bone named `{name}` is defined before this one (expected an earlier bone's name, or \"world\")")))?,
         ),
     };
-    let pivot = bone.pivot.ok_or_else(|| cx.error(&format!("{key}.pivot"), "a hinged bone needs the hinge's pivot [x, y, z] (m)"))?;
-    let axis = bone.axis.ok_or_else(|| cx.error(&format!("{key}.axis"), "a hinged bone needs the hinge's axis [x, y, z]"))?;
+    let pivot = bone.pivot.ok_or_else(|| cx.error(&format!("{key}.pivot"), "a bone with a parent needs its joint's pivot [x, y, z] (m)"))?;
     cx.finite3(&pivot, &format!("{key}.pivot"))?;
+    let Some(axis) = bone.axis else {
+        cx.check(bone.drive.is_none(), &format!("{key}.drive"), || "a drive turns a hinge: give the bone an `axis` (without one its joint is a ball joint)".into())?;
+        return Ok(BoneSetup { name: bone.name.clone(), shape, joint: Joint::Ball { parent, pivot: vec3(pivot) } });
+    };
     cx.finite3(&axis, &format!("{key}.axis"))?;
     cx.check(vec3(axis).norm() > 0.0, &format!("{key}.axis"), || "expected a non-zero axis".into())?;
     let drive = match &bone.drive {

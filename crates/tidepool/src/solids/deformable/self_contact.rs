@@ -1,19 +1,22 @@
-//! A sheet's contact with itself: repulsions between its vertices and its triangles (Bridson,
-//! Fedkiw and Anderson 2002, sec. 7.2, as Shinar's cloth uses them), so that it folds and
-//! piles without passing through itself.
+//! A sheet's contact with itself: repulsions between its vertices and its triangles, and
+//! between its edges (Bridson, Fedkiw and Anderson 2002, sec. 7.2, as Shinar's cloth uses
+//! them), so that it folds and piles without passing through itself.
 //!
 //! A vertex and a triangle not holding it are in proximity where the vertex lies within the
 //! sheet's thickness `h` of the triangle's plane, over the triangle (its projection inside),
-//! now or where the velocities take it over the step. The side it is on now is the side it
-//! must stay on. An impulse along the triangle's normal, shared between the vertex and the
-//! triangle's three vertices with the projection's barycentric weights `w` (the effective
-//! inverse mass `1/m_p + sum w_i^2/m_i`, as for any point of a body), sets their relative normal
-//! velocity to what brings the vertex to `h` from the plane by the end of the step — or, where
-//! it is closer than `h` already, to what takes a tenth of the overlap back per step (Bridson's
-//! bound, so that a deep overlap is resolved gently). Friction removes tangential relative
-//! velocity up to the friction coefficient times the normal velocity change. Sweeps repeat
-//! until no pair needs an impulse (at most [`SWEEPS`]). Impulses are equal and opposite, so
-//! momentum is kept.
+//! now or where the velocities take it over the step. Two edges with no vertex in common are
+//! in proximity where their closest points lie inside both (not at an end: a vertex near a
+//! triangle is the case above) and within `h` of each other now or over the step — two
+//! edges crossing, with no vertex over a triangle, as where a sheet's border slides over
+//! another fold's. In both, the side the points are on now is the side they must stay on.
+//! An impulse along the direction between them, shared between the particles of each side
+//! with the points' barycentric weights `w` (the effective inverse mass `sum w_i^2/m_i` over
+//! both sides, as for any point of a body), sets their relative normal velocity to what
+//! brings them `h` apart by the end of the step — or, where they are closer than `h` already,
+//! to what takes a tenth of the overlap back per step (Bridson's bound, so that a deep
+//! overlap is resolved gently). Friction removes tangential relative velocity up to the
+//! friction coefficient times the normal velocity change. Sweeps repeat until no pair needs
+//! an impulse (at most [`SWEEPS`]). Impulses are equal and opposite, so momentum is kept.
 
 use crate::math::{Real, Vec3};
 use std::collections::HashMap;
@@ -36,6 +39,9 @@ pub struct Sheet<'a> {
     pub friction: Real,
 }
 
+/// A point of the sheet: particles and their weights.
+type Point<'p> = &'p [(usize, Real)];
+
 /// The barycentric weights of `p`'s projection on the plane of triangle `t`, and the unit
 /// normal (`None` for a degenerate triangle).
 fn projection(p: &Vec3, t: &[Vec3; 3]) -> Option<([Real; 3], Vec3)> {
@@ -50,6 +56,22 @@ fn projection(p: &Vec3, t: &[Vec3; 3]) -> Option<([Real; 3], Vec3)> {
     Some(([1.0 - b1 - b2, b1, b2], normal / area2.sqrt()))
 }
 
+/// The parameters `(s, t)` of the closest points `a0 + s (a1 - a0)` and `b0 + t (b1 - b0)` of
+/// two lines, where both lie strictly inside their segments (`None` for parallel edges and
+/// where a closest point would be at or past an end).
+fn closest_interior(a: [Vec3; 2], b: [Vec3; 2]) -> Option<(Real, Real)> {
+    let (da, db, r) = (a[1] - a[0], b[1] - b[0], a[0] - b[0]);
+    let (aa, bb, ab) = (da.norm_squared(), db.norm_squared(), da.dot(&db));
+    let denominator = aa * bb - ab * ab;
+    if denominator <= 1e-12 * aa * bb {
+        return None;
+    }
+    let (c, f) = (da.dot(&r), db.dot(&r));
+    let s = (ab * f - c * bb) / denominator;
+    let t = (aa * f - ab * c) / denominator;
+    (s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0).then_some((s, t))
+}
+
 /// Applies the repulsions for a step of `dt`; returns the number of impulses applied.
 pub fn repel(sheet: &mut Sheet, dt: Real) -> usize {
     let h = sheet.thickness;
@@ -57,9 +79,21 @@ pub fn repel(sheet: &mut Sheet, dt: Real) -> usize {
     let x = sheet.positions;
     let edge = sheet.triangles.iter().map(|t| (x[t[1] as usize] - x[t[0] as usize]).norm()).sum::<Real>() / sheet.triangles.len().max(1) as Real;
     let cell = edge.max(h).max(Real::MIN_POSITIVE);
+    let mut edges: Vec<[u32; 2]> = sheet
+        .triangles
+        .iter()
+        .flat_map(|t| {
+            [0, 1, 2].map(|k| {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                [a.min(b), a.max(b)]
+            })
+        })
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
     let mut applied = 0;
     for _ in 0..SWEEPS {
-        let found = sweep(sheet, dt, h, cell);
+        let found = sweep(sheet, &edges, dt, h, cell);
         applied += found;
         if found == 0 {
             break;
@@ -68,47 +102,78 @@ pub fn repel(sheet: &mut Sheet, dt: Real) -> usize {
     applied
 }
 
-/// One sweep over all vertex–triangle pairs in proximity, with bins `cell` wide; returns how
-/// many got an impulse.
-fn sweep(sheet: &mut Sheet, dt: Real, h: Real, cell: Real) -> usize {
-    let x = sheet.positions;
-    let predicted: Vec<Vec3> = x.iter().zip(sheet.velocities.iter()).map(|(x, v)| x + dt * v).collect();
-    // Bins of the triangles' boxes over the step, grown by the thickness.
-    let key = |p: &Vec3| p.map(|c| (c / cell).floor() as i64);
-    let mut bins: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
-    for (k, t) in sheet.triangles.iter().enumerate() {
-        let corners = t.iter().flat_map(|&i| [x[i as usize], predicted[i as usize]]);
-        let (lo, hi) = crate::geometry::bounds(corners).expect("a triangle has corners");
-        let (lo, hi) = (key(&lo.add_scalar(-h)), key(&hi.add_scalar(h)));
-        for i in lo.x..=hi.x {
-            for j in lo.y..=hi.y {
-                for l in lo.z..=hi.z {
-                    bins.entry([i, j, l]).or_default().push(k as u32);
+/// Bins `cell` wide, each listing the elements whose boxes reach it.
+struct Bins {
+    cell: Real,
+    map: HashMap<[i64; 3], Vec<u32>>,
+}
+
+impl Bins {
+    fn key(&self, p: &Vec3) -> [i64; 3] {
+        p.map(|c| (c / self.cell).floor() as i64).into()
+    }
+
+    /// Each element's box, as its lowest and highest corner, put in every bin it reaches.
+    fn new(cell: Real, boxes: impl Iterator<Item = (Vec3, Vec3)>) -> Self {
+        let mut bins = Bins { cell, map: HashMap::new() };
+        for (k, (lo, hi)) in boxes.enumerate() {
+            let (lo, hi) = (bins.key(&lo), bins.key(&hi));
+            for i in lo[0]..=hi[0] {
+                for j in lo[1]..=hi[1] {
+                    for l in lo[2]..=hi[2] {
+                        bins.map.entry([i, j, l]).or_default().push(k as u32);
+                    }
                 }
             }
         }
+        bins
     }
-    let mut impulses = 0;
-    let mut near: Vec<u32> = Vec::new();
-    for p in 0..x.len() {
-        let start = key(&x[p].inf(&predicted[p]));
-        let end = key(&x[p].sup(&predicted[p]));
+
+    /// The elements in the bins the box from `lo` to `hi` reaches, each once, into `near`.
+    fn near(&self, lo: &Vec3, hi: &Vec3, near: &mut Vec<u32>) {
+        let (lo, hi) = (self.key(lo), self.key(hi));
         near.clear();
-        for i in start.x..=end.x {
-            for j in start.y..=end.y {
-                for l in start.z..=end.z {
-                    near.extend(bins.get(&[i, j, l]).into_iter().flatten());
+        for i in lo[0]..=hi[0] {
+            for j in lo[1]..=hi[1] {
+                for l in lo[2]..=hi[2] {
+                    near.extend(self.map.get(&[i, j, l]).into_iter().flatten());
                 }
             }
         }
         near.sort_unstable();
         near.dedup();
+    }
+}
+
+/// One sweep over all vertex–triangle and edge–edge pairs in proximity, with bins `cell`
+/// wide; returns how many got an impulse.
+fn sweep(sheet: &mut Sheet, edges: &[[u32; 2]], dt: Real, h: Real, cell: Real) -> usize {
+    let x = sheet.positions;
+    let predicted: Vec<Vec3> = x.iter().zip(sheet.velocities.iter()).map(|(x, v)| x + dt * v).collect();
+    // An element's box over the step, grown by the thickness.
+    let swept = |vertices: &[u32]| {
+        let (lo, hi) = crate::geometry::bounds(vertices.iter().flat_map(|&i| [x[i as usize], predicted[i as usize]])).expect("an element has vertices");
+        (lo.add_scalar(-h), hi.add_scalar(h))
+    };
+    let mut impulses = 0;
+    let mut near: Vec<u32> = Vec::new();
+    let triangles = Bins::new(cell, sheet.triangles.iter().map(|t| swept(t)));
+    for p in 0..x.len() {
+        triangles.near(&x[p].inf(&predicted[p]), &x[p].sup(&predicted[p]), &mut near);
         for &k in &near {
             let t = sheet.triangles[k as usize];
-            if t.contains(&(p as u32)) {
-                continue;
+            if !t.contains(&(p as u32)) && vertex_triangle(sheet, p, t, dt, h) {
+                impulses += 1;
             }
-            if respond(sheet, p, t, dt, h) {
+        }
+    }
+    let bins = Bins::new(cell, edges.iter().map(|e| swept(e)));
+    for (a, edge) in edges.iter().enumerate() {
+        let (lo, hi) = swept(edge);
+        bins.near(&lo, &hi, &mut near);
+        for &b in near.iter().filter(|&&b| b as usize > a) {
+            let other = edges[b as usize];
+            if !edge.iter().any(|v| other.contains(v)) && edge_edge(sheet, *edge, other, dt, h) {
                 impulses += 1;
             }
         }
@@ -118,7 +183,7 @@ fn sweep(sheet: &mut Sheet, dt: Real, h: Real, cell: Real) -> usize {
 
 /// The repulsion between vertex `p` and triangle `t`, if they are in proximity over the step;
 /// whether an impulse was applied.
-fn respond(sheet: &mut Sheet, p: usize, t: [u32; 3], dt: Real, h: Real) -> bool {
+fn vertex_triangle(sheet: &mut Sheet, p: usize, t: [u32; 3], dt: Real, h: Real) -> bool {
     let x = sheet.positions;
     let corners = t.map(|i| x[i as usize]);
     let Some((weights, normal)) = projection(&x[p], &corners) else { return false };
@@ -129,10 +194,33 @@ fn respond(sheet: &mut Sheet, p: usize, t: [u32; 3], dt: Real, h: Real) -> bool 
         return false;
     }
     let signed = (x[p] - corners[0]).dot(&normal);
-    let (side, gap) = (signed.signum(), signed.abs());
-    let n = side * normal;
+    let triangle = [0, 1, 2].map(|k| (t[k] as usize, weights[k]));
+    push_apart(sheet, &[(p, 1.0)], &triangle, signed.signum() * normal, signed.abs(), dt, h)
+}
+
+/// The repulsion between edges `a` and `b`, if their closest points are inside both and in
+/// proximity over the step; whether an impulse was applied.
+fn edge_edge(sheet: &mut Sheet, a: [u32; 2], b: [u32; 2], dt: Real, h: Real) -> bool {
+    let x = sheet.positions;
+    let (ends_a, ends_b) = (a.map(|i| x[i as usize]), b.map(|i| x[i as usize]));
+    let Some((s, t)) = closest_interior(ends_a, ends_b) else { return false };
+    let between = ends_a[0].lerp(&ends_a[1], s) - ends_b[0].lerp(&ends_b[1], t);
+    let gap = between.norm();
+    if gap == 0.0 {
+        return false;
+    }
+    let (a, b) = ([(a[0] as usize, 1.0 - s), (a[1] as usize, s)], [(b[0] as usize, 1.0 - t), (b[1] as usize, t)]);
+    push_apart(sheet, &a, &b, between / gap, gap, dt, h)
+}
+
+/// The impulse between points `a` and `b` of the sheet, `gap` apart along the unit `n` (from
+/// `b` to `a`), that leaves them at least `h` apart after the step (a tenth of an overlap
+/// taken back where they are closer than `h`), with friction; none where they do not approach
+/// that close. Whether an impulse was applied.
+fn push_apart(sheet: &mut Sheet, a: Point, b: Point, n: Vec3, gap: Real, dt: Real, h: Real) -> bool {
     let v = &*sheet.velocities;
-    let relative = v[p] - t.iter().zip(weights).map(|(&i, w)| w * v[i as usize]).sum::<Vec3>();
+    let at = |point: Point| point.iter().map(|&(i, w)| w * v[i]).sum::<Vec3>();
+    let relative = at(a) - at(b);
     let approach = relative.dot(&n);
     if gap + dt * approach >= h {
         return false;
@@ -141,7 +229,7 @@ fn respond(sheet: &mut Sheet, p: usize, t: [u32; 3], dt: Real, h: Real) -> bool 
     if approach >= target {
         return false;
     }
-    let inverse_mass = sheet.inverse_masses[p] + t.iter().zip(weights).map(|(&i, w)| w * w * sheet.inverse_masses[i as usize]).sum::<Real>();
+    let inverse_mass = a.iter().chain(b).map(|&(i, w)| w * w * sheet.inverse_masses[i]).sum::<Real>();
     if inverse_mass == 0.0 {
         return false;
     }
@@ -151,9 +239,11 @@ fn respond(sheet: &mut Sheet, p: usize, t: [u32; 3], dt: Real, h: Real) -> bool 
     let friction = if slip > 0.0 { (sheet.friction * change / slip).min(1.0) * tangential } else { Vec3::zeros() };
     let j = (change * n - friction) / inverse_mass;
     let v = &mut *sheet.velocities;
-    v[p] += sheet.inverse_masses[p] * j;
-    for (&i, w) in t.iter().zip(weights) {
-        v[i as usize] -= w * sheet.inverse_masses[i as usize] * j;
+    for &(i, w) in a {
+        v[i] += w * sheet.inverse_masses[i] * j;
+    }
+    for &(i, w) in b {
+        v[i] -= w * sheet.inverse_masses[i] * j;
     }
     true
 }
@@ -183,5 +273,31 @@ mod tests {
         let mut away = vec![Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::new(0.0, 1.0, 0.0)];
         let mut sheet = Sheet { positions: &positions, velocities: &mut away, inverse_masses: &inverse, triangles: &[[0, 2, 1]], thickness: h, friction: 0.0 };
         assert_eq!(repel(&mut sheet, dt), 0);
+    }
+
+    /// Two triangles whose edges cross 1 cm apart (one over the other, at right angles), the
+    /// upper falling: no vertex lies over the other triangle, so only the edges' proximity
+    /// can stop them; it does, at the thickness, with momentum kept.
+    #[test]
+    fn crossing_edges_stop_at_the_thickness_and_momentum_is_kept() {
+        let positions =
+            vec![Vec3::new(-0.5, 0.01, 0.0), Vec3::new(0.5, 0.01, 0.0), Vec3::new(0.1, 0.51, 0.0), Vec3::new(0.0, 0.0, -0.5), Vec3::new(0.0, 0.0, 0.5), Vec3::new(0.0, -0.5, 0.1)];
+        let mut velocities = vec![Vec3::new(0.0, -2.0, 0.0); 3];
+        velocities.extend([Vec3::zeros(); 3]);
+        let masses = [1.0, 2.0, 1.5, 0.5, 1.0, 3.0];
+        let inverse: Vec<Real> = masses.iter().map(|m| 1.0 / m).collect();
+        let momentum = |v: &[Vec3]| v.iter().zip(&masses).map(|(v, m)| *m * v).sum::<Vec3>();
+        let before = momentum(&velocities);
+        let (dt, h) = (0.01, 0.004);
+        let triangles = [[0, 1, 2], [3, 4, 5]];
+        let (s, t) = closest_interior([positions[0], positions[1]], [positions[3], positions[4]]).unwrap();
+        assert!((s - 0.5).abs() < 1e-12 && (t - 0.5).abs() < 1e-12);
+        let mut sheet = Sheet { positions: &positions, velocities: &mut velocities, inverse_masses: &inverse, triangles: &triangles, thickness: h, friction: 0.0 };
+        assert!(repel(&mut sheet, dt) > 0, "the crossing edges were not found");
+        let point = |x: &[Vec3], i: usize, j: usize| 0.5 * (x[i] + x[j]);
+        let end: Vec<Vec3> = positions.iter().zip(&velocities).map(|(x, v)| x + dt * v).collect();
+        let gap = point(&end, 0, 1).y - point(&end, 3, 4).y;
+        assert!((gap - h).abs() < 1e-12, "the edges end the step {gap} m apart, the thickness is {h}");
+        assert!((momentum(&velocities) - before).norm() < 1e-12);
     }
 }

@@ -4,12 +4,13 @@
 //! the snake's, the fish's, the maggot's (Fig. 3.7, 3.10, 3.11).
 //!
 //! **Reduced coordinates.** A bone is free (six degrees of freedom: its centre's velocity
-//! `v` and its angular velocity `omega`) or hinged — to an earlier bone or to the world — about
-//! one axis (one degree of freedom: the joint's rate `theta'`). The skeleton's generalized
-//! velocity `u` stacks them; a bone's twist at its centre is linear in it,
-//! `(v_b, omega_b) = J_b u`, built parent first:
-//! `omega_c = omega_p + theta' a`, `v_c = v_p + omega_p x (c_c - c_p) + theta' a x (c_c - p)`
-//! (`a` the hinge's axis and `p` its pivot, both carried by the parent). A bound particle's
+//! `v` and its angular velocity `omega`), hinged — to an earlier bone or to the world — about
+//! one axis (one degree of freedom: the joint's rate `theta'`), or held at a ball joint (three:
+//! its angular velocity relative to its parent, `w`). The skeleton's generalized velocity `u`
+//! stacks them; a bone's twist at its centre is linear in it, `(v_b, omega_b) = J_b u`, built
+//! parent first: `omega_c = omega_p + w`, `v_c = v_p + omega_p x (c_c - c_p) + w x (c_c - p)`,
+//! with `w = theta' a` for a hinge (`a` the hinge's axis and `p` the joint's pivot, both carried
+//! by the parent). A bound particle's
 //! velocity is `v_b + omega_b x (x_i - c_b)`; the map from `u` and the free particles'
 //! velocities to all the particles' velocities is Shinar's `W` (sec. 2.5, 3.3), and the
 //! velocity solve runs over `W^T (M - h D) W`: a bone is the rigid body of the flesh it binds
@@ -22,11 +23,12 @@
 //! like a soft pin's spring. It is internal: equal and opposite on the bones it joins.
 //!
 //! **Positions** follow the bones: a free bone's centre moves with `v`, its orientation turns
-//! by `exp(dt omega)`; a hinge's angle advances by `dt theta'`; each bone's pose is then
+//! by `exp(dt omega)`; a hinge's angle advances by `dt theta'`, a ball joint's turn relative
+//! to its parent by `exp(dt w)`; each bone's pose is then
 //! carried from its parent's (forward kinematics), and its particles put where the pose puts
 //! them — on their bone to rounding.
 
-use crate::math::{Quat, Real, Vec3};
+use crate::math::{Mat3, Quat, Real, Vec3};
 use nalgebra::{DMatrix, DVector};
 
 /// How a bone is held.
@@ -37,6 +39,28 @@ pub enum Joint {
     /// Turning about `axis` through `pivot` (both where the body starts) on bone `parent`, or
     /// on the world.
     Hinge { parent: Option<usize>, pivot: Vec3, axis: Vec3, drive: Option<Drive> },
+    /// Turning every way about `pivot` (where the body starts) on bone `parent`, or on the
+    /// world: three degrees of freedom.
+    Ball { parent: Option<usize>, pivot: Vec3 },
+}
+
+impl Joint {
+    /// The bone or world it is joined to, and its pivot (`None` for a free bone).
+    fn pivot(&self) -> Option<(Option<usize>, Vec3)> {
+        match self {
+            Joint::Free => None,
+            Joint::Hinge { parent, pivot, .. } | Joint::Ball { parent, pivot } => Some((*parent, *pivot)),
+        }
+    }
+
+    /// Its degrees of freedom.
+    fn dofs(&self) -> usize {
+        match self {
+            Joint::Free => 6,
+            Joint::Hinge { .. } => 1,
+            Joint::Ball { .. } => 3,
+        }
+    }
 }
 
 /// A PD controller on a hinge: the target angle `offset + amplitude sin(2 pi frequency t +
@@ -77,6 +101,8 @@ pub struct Bone {
     pub centre: Vec3,
     pub orientation: Quat,
     pub angle: Real,
+    /// A joint's turn relative to its parent, in the parent's frame where the body started.
+    turn: Quat,
     /// A hinge's angle before the last move.
     angle_before: Real,
 }
@@ -122,9 +148,9 @@ impl Skeleton {
             if setup.particles.is_empty() {
                 return Err(format!("bone `{}` holds no particle of the body", setup.name));
             }
-            if let Joint::Hinge { parent: Some(p), .. } = setup.joint {
+            if let Some((Some(p), _)) = setup.joint.pivot() {
                 if p >= b {
-                    return Err(format!("bone `{}` is hinged to a bone defined after it: define the parent first", setup.name));
+                    return Err(format!("bone `{}` is joined to a bone defined after it: define the parent first", setup.name));
                 }
             }
             for &i in &setup.particles {
@@ -135,10 +161,7 @@ impl Skeleton {
             let mass: Real = setup.particles.iter().map(|&i| masses[i as usize]).sum();
             let start = setup.particles.iter().map(|&i| masses[i as usize] * positions[i as usize]).sum::<Vec3>() / mass;
             let dof = dofs;
-            dofs += match setup.joint {
-                Joint::Free => 6,
-                Joint::Hinge { .. } => 1,
-            };
+            dofs += setup.joint.dofs();
             bones.push(Bone {
                 masses: setup.particles.iter().map(|&i| masses[i as usize]).collect(),
                 offsets: setup.particles.iter().map(|&i| positions[i as usize] - start).collect(),
@@ -150,6 +173,7 @@ impl Skeleton {
                 centre: start,
                 orientation: Quat::identity(),
                 angle: 0.0,
+                turn: Quat::identity(),
                 angle_before: 0.0,
             });
         }
@@ -165,7 +189,7 @@ impl Skeleton {
         });
         let posed = posed.map_err(|dof| {
             let bone = bones.iter().rev().find(|b| b.dof <= dof).expect("every degree of freedom is a bone's");
-            format!("bone `{}` cannot be held by its particles: they lie on a line or on its hinge's axis (give the bone more of the body)", bone.name)
+            format!("bone `{}` cannot be held by its particles: they lie on a line, or on its hinge's axis (give the bone more of the body)", bone.name)
         })?;
         Ok(Skeleton { bones, rates: vec![0.0; dofs], owner, posed })
     }
@@ -186,11 +210,11 @@ impl Skeleton {
         parent.map_or((Vec3::zeros(), Vec3::zeros(), Quat::identity()), |p| (bones[p].centre, bones[p].start, bones[p].orientation))
     }
 
-    /// A hinge on `parent` where the parent is now: the parent's centre, the hinge's axis and
-    /// its pivot (given where the body started).
-    fn hinge(bones: &[Bone], parent: Option<usize>, pivot: &Vec3, axis: &Vec3) -> (Vec3, Vec3, Vec3) {
+    /// A joint on `parent` where the parent is now: the parent's centre and orientation, and
+    /// the joint's pivot (given where the body started).
+    fn joint_frame(bones: &[Bone], parent: Option<usize>, pivot: &Vec3) -> (Vec3, Quat, Vec3) {
         let (pc, ps, pq) = Skeleton::parent_pose(bones, parent);
-        (pc, pq * axis, pc + pq * (pivot - ps))
+        (pc, pq, pc + pq * (pivot - ps))
     }
 
     /// Each bone's twist `(v_b, omega_b)` for generalized velocity `u`.
@@ -202,12 +226,16 @@ impl Skeleton {
         let mut twists: Vec<(Vec3, Vec3)> = Vec::with_capacity(bones.len());
         for bone in bones {
             let d = bone.dof;
-            let twist = match &bone.joint {
-                Joint::Free => (Vec3::new(u[d], u[d + 1], u[d + 2]), Vec3::new(u[d + 3], u[d + 4], u[d + 5])),
-                Joint::Hinge { parent, pivot, axis, .. } => {
-                    let (pc, a, pivot) = Skeleton::hinge(bones, *parent, pivot, axis);
+            let twist = match (&bone.joint, bone.joint.pivot()) {
+                (Joint::Free, _) | (_, None) => (Vec3::new(u[d], u[d + 1], u[d + 2]), Vec3::new(u[d + 3], u[d + 4], u[d + 5])),
+                (joint, Some((parent, pivot))) => {
+                    let (pc, pq, pivot) = Skeleton::joint_frame(bones, parent, &pivot);
+                    let w = match joint {
+                        Joint::Hinge { axis, .. } => u[d] * (pq * axis),
+                        _ => Vec3::new(u[d], u[d + 1], u[d + 2]),
+                    };
                     let (vp, wp) = parent.map_or((Vec3::zeros(), Vec3::zeros()), |p| twists[p]);
-                    (vp + wp.cross(&(bone.centre - pc)) + u[d] * a.cross(&(bone.centre - pivot)), wp + u[d] * a)
+                    (vp + wp.cross(&(bone.centre - pc)) + w.cross(&(bone.centre - pivot)), wp + w)
                 }
             };
             twists.push(twist);
@@ -222,16 +250,19 @@ impl Skeleton {
         for (b, bone) in self.bones.iter().enumerate().rev() {
             let (f, tau) = wrenches[b];
             let d = bone.dof;
+            let Some((parent, pivot)) = bone.joint.pivot() else {
+                g[d..d + 6].copy_from_slice(&[f.x, f.y, f.z, tau.x, tau.y, tau.z]);
+                continue;
+            };
+            let (pc, pq, pivot) = Skeleton::joint_frame(&self.bones, parent, &pivot);
+            let about_pivot = tau + (bone.centre - pivot).cross(&f);
             match &bone.joint {
-                Joint::Free => g[d..d + 6].copy_from_slice(&[f.x, f.y, f.z, tau.x, tau.y, tau.z]),
-                Joint::Hinge { parent, pivot, axis, .. } => {
-                    let (pc, a, pivot) = Skeleton::hinge(&self.bones, *parent, pivot, axis);
-                    g[d] = a.dot(&(tau + (bone.centre - pivot).cross(&f)));
-                    if let Some(p) = *parent {
-                        wrenches[p].0 += f;
-                        wrenches[p].1 += tau + (bone.centre - pc).cross(&f);
-                    }
-                }
+                Joint::Hinge { axis, .. } => g[d] = (pq * axis).dot(&about_pivot),
+                _ => g[d..d + 3].copy_from_slice(about_pivot.as_slice()),
+            }
+            if let Some(p) = parent {
+                wrenches[p].0 += f;
+                wrenches[p].1 += tau + (bone.centre - pc).cross(&f);
             }
         }
         g
@@ -320,6 +351,46 @@ impl Skeleton {
         Ok(Posed { jacobians, mass, factor })
     }
 
+    /// Each bone's mass and inertia tensor about its centre, where it is now.
+    fn inertia(bone: &Bone) -> (Real, Mat3) {
+        let mut inertia = Mat3::zeros();
+        for (m, offset) in bone.masses.iter().zip(&bone.offsets) {
+            let r = bone.orientation * offset;
+            inertia += *m * (r.norm_squared() * Mat3::identity() - r * r.transpose());
+        }
+        (bone.masses.iter().sum(), inertia)
+    }
+
+    /// Each bone's linear momentum and angular momentum about the world's origin with the
+    /// rates (six numbers a bone): quantities that do not depend on the pose, as a particle's
+    /// momentum does not, so that the bones keep them over a move.
+    pub fn momentum(&self) -> Vec<Real> {
+        let twists = self.twists(&self.rates);
+        let mut momentum = Vec::with_capacity(6 * self.bones.len());
+        for (bone, (v, omega)) in self.bones.iter().zip(twists) {
+            let (mass, inertia) = Skeleton::inertia(bone);
+            let linear = mass * v;
+            momentum.extend(linear.iter().chain((inertia * omega + bone.centre.cross(&linear)).iter()));
+        }
+        momentum
+    }
+
+    /// Sets the rates to those that best carry the bones' momenta `momentum` (as
+    /// [`Skeleton::momentum`] gives them) where the bones are now: `u = M_s^-1 J^T p`, the
+    /// momenta as wrenches at the bones' centres. The inverse of `momentum` at one pose.
+    pub fn set_momentum(&mut self, momentum: &[Real]) {
+        let wrenches = self
+            .bones
+            .iter()
+            .zip(momentum.chunks(6))
+            .map(|(bone, p)| {
+                let linear = Vec3::new(p[0], p[1], p[2]);
+                (linear, Vec3::new(p[3], p[4], p[5]) - bone.centre.cross(&linear))
+            })
+            .collect();
+        self.rates = self.solve_mass(&self.generalized(wrenches));
+    }
+
     /// `M_s^-1 g`.
     pub fn solve_mass(&self, g: &[Real]) -> Vec<Real> {
         self.posed.factor.solve(&DVector::from_column_slice(g)).as_slice().to_vec()
@@ -370,28 +441,38 @@ impl Skeleton {
     pub fn advance(&mut self, dt: Real, x: &mut [Vec3]) {
         for b in 0..self.bones.len() {
             let d = self.bones[b].dof;
-            let (pc, ps, pq) = Skeleton::parent_pose(&self.bones, parent_of(&self.bones[b].joint));
-            match self.bones[b].joint.clone() {
-                Joint::Free => {
-                    let bone = &mut self.bones[b];
-                    bone.centre += dt * Vec3::new(self.rates[d], self.rates[d + 1], self.rates[d + 2]);
-                    bone.orientation = Quat::from_scaled_axis(dt * Vec3::new(self.rates[d + 3], self.rates[d + 4], self.rates[d + 5])) * bone.orientation;
-                }
-                Joint::Hinge { pivot, axis, .. } => {
-                    let bone = &mut self.bones[b];
+            let rate = |k: usize| Vec3::new(self.rates[d + k], self.rates[d + k + 1], self.rates[d + k + 2]);
+            let joint = self.bones[b].joint.clone();
+            let Some((parent, pivot)) = joint.pivot() else {
+                let bone = &mut self.bones[b];
+                bone.centre += dt * rate(0);
+                bone.orientation = Quat::from_scaled_axis(dt * rate(3)) * bone.orientation;
+                self.place(b, x);
+                continue;
+            };
+            let (pc, ps, pq) = Skeleton::parent_pose(&self.bones, parent);
+            let bone = &mut self.bones[b];
+            match joint {
+                Joint::Hinge { axis, .. } => {
                     bone.angle_before = bone.angle;
                     bone.angle += dt * self.rates[d];
-                    let turn = Quat::from_scaled_axis(bone.angle * axis);
-                    bone.orientation = pq * turn;
-                    bone.centre = pc + pq * (pivot + turn * (bone.start - pivot) - ps);
+                    bone.turn = Quat::from_scaled_axis(bone.angle * axis);
                 }
+                _ => bone.turn = Quat::from_scaled_axis(dt * (pq.inverse() * rate(0))) * bone.turn,
             }
-            let bone = &self.bones[b];
-            for (&i, offset) in bone.particles.iter().zip(&bone.offsets) {
-                x[i as usize] = bone.centre + bone.orientation * offset;
-            }
+            bone.orientation = pq * bone.turn;
+            bone.centre = pc + pq * (pivot + bone.turn * (bone.start - pivot) - ps);
+            self.place(b, x);
         }
         self.posed = Skeleton::posed(&self.bones, self.dofs()).expect("a skeleton checked when built stays well posed");
+    }
+
+    /// Puts bone `b`'s particles in `x` where it carries them.
+    fn place(&self, b: usize, x: &mut [Vec3]) {
+        let bone = &self.bones[b];
+        for (&i, offset) in bone.particles.iter().zip(&bone.offsets) {
+            x[i as usize] = bone.centre + bone.orientation * offset;
+        }
     }
 
     /// The largest distance of a particle from where its bone puts it (m): 0 to rounding.
@@ -415,24 +496,16 @@ impl Skeleton {
             .collect()
     }
 
-    /// The pose state (centres, orientations, angles) for a checkpoint.
-    pub fn pose_state(&self) -> Vec<(Vec3, Quat, Real)> {
-        self.bones.iter().map(|b| (b.centre, b.orientation, b.angle)).collect()
+    /// The pose state (centres, orientations, angles, turns) for a checkpoint.
+    pub fn pose_state(&self) -> Vec<(Vec3, Quat, Real, Quat)> {
+        self.bones.iter().map(|b| (b.centre, b.orientation, b.angle, b.turn)).collect()
     }
 
     /// Restores a pose state taken with [`Skeleton::pose_state`].
-    pub fn set_pose_state(&mut self, state: &[(Vec3, Quat, Real)]) {
-        for (bone, (centre, orientation, angle)) in self.bones.iter_mut().zip(state) {
-            (bone.centre, bone.orientation, bone.angle, bone.angle_before) = (*centre, *orientation, *angle, *angle);
+    pub fn set_pose_state(&mut self, state: &[(Vec3, Quat, Real, Quat)]) {
+        for (bone, (centre, orientation, angle, turn)) in self.bones.iter_mut().zip(state) {
+            (bone.centre, bone.orientation, bone.angle, bone.angle_before, bone.turn) = (*centre, *orientation, *angle, *angle, *turn);
         }
         self.posed = Skeleton::posed(&self.bones, self.dofs()).expect("a skeleton checked when built stays well posed");
-    }
-}
-
-/// A hinge's parent bone.
-fn parent_of(joint: &Joint) -> Option<usize> {
-    match joint {
-        Joint::Hinge { parent, .. } => *parent,
-        Joint::Free => None,
     }
 }
