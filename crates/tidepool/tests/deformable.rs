@@ -260,10 +260,8 @@ fn a_rigid_ball_and_a_deformable_block_exchange_momentum_exactly() {
 /// second (the rubber boxes squeeze 8 mm under the load, the top leans 8 mm) and stands for
 /// the next four, swaying a little (the top about 2 mm to and fro, a period of about a
 /// second, slowly damped): no body drifts — the mean of its positions over the fifth second is
-/// within 1 mm of the mean over the second (measured 0.14 mm). About a minute on 2 cores: run
-/// with `--ignored`.
+/// within 1 mm of the mean over the second (measured 0.067 mm). About 35 s on 2 cores.
 #[test]
-#[ignore]
 fn a_stack_of_rigid_and_deformable_boxes_stands_for_5_seconds() {
     let text = std::fs::read_to_string(common::scenes_dir().join("stack.toml")).unwrap();
     let tower = text[..text.find("[[body]]\nname = \"ball\"").unwrap()].replace("frames = 48", "frames = 120").replace("spacing = 0.04", "spacing = 0.06");
@@ -784,7 +782,8 @@ fn an_incompressible_ball_bounces_and_keeps_its_volume() {
 /// (Shinar's interpenetration resolution, sec. 3.6.1): neither collisions nor contact push
 /// apart what already overlaps, so the first substep's resolution must. After it no surface
 /// vertex of the block lies inside the box, and no corner of the box's pushing face inside
-/// the block, deeper than 0.1 mm; the equal and opposite impulses leave the pair's centre of
+/// the block, deeper than the contact margin it leaves to contact (a thousandth of the body's
+/// size: 0.17 mm for the block) and 0.2 mm; the equal and opposite impulses leave the pair's centre of
 /// mass where it was (to 1e-9 m) and its momentum zero (the pseudo-velocity that moved them is
 /// discarded with the half step's velocities); both moved (the box takes part, the block is
 /// not only dented).
@@ -817,7 +816,7 @@ fn overlapping_bodies_are_pushed_apart_keeping_their_centre_of_mass() {
     let momentum = world.solids.momentum().norm();
     let (block_moved, box_moved) = ((world.solids.deformable[0].momenta().0 - start.1).norm(), (world.solids.rigid[0].position - start.2).norm());
     println!("after one substep the deepest overlap is {:.2e} m; the centre of mass moved {moved:.1e} m, the momentum is {momentum:.1e} kg m/s; the block moved {block_moved:.4} m, the box {box_moved:.4} m", -overlap);
-    assert!(overlap > -1e-4, "the bodies still overlap by {} m", -overlap);
+    assert!(overlap > -2e-4, "the bodies still overlap by {} m", -overlap);
     assert!(moved < 1e-9, "the centre of mass moved {moved:e} m");
     assert!(momentum < 1e-9, "the pair gained a momentum of {momentum:e} kg m/s");
     assert!(box_moved > 1e-4 && block_moved > 1e-4, "one body did not move: the block {block_moved} m, the box {box_moved} m");

@@ -367,18 +367,27 @@ pub fn contact(bodies: &mut [&mut dyn ContactBody], statics: &StaticGeometry, dt
 /// placed into another, or pressed in by a stiff liquid solve or a fast deformation, would
 /// stay inside. Called on the velocities the positions are about to move with over `dt`
 /// (`v^{n+1/2}`, which the pipeline discards afterwards), it adds to them the pseudo-velocity
-/// that moves every sample found inside another body or the static world (`d < 0`) out to its
-/// surface over `dt`: a relative normal velocity of `-d/dt` more, by equal and opposite normal
-/// impulses (so the pair's centre of mass stays where it was and no velocity is left behind).
+/// that moves every sample found deeper inside another body or the static world than the
+/// contact margin `m` (`d < -m`) back to that depth over `dt`: a relative normal velocity of
+/// `-(d + m)/dt` more, by equal and opposite normal impulses (so the pair's centre of mass
+/// stays where it was and no velocity is left behind). Shallower overlaps are contact's: a
+/// rubber box resting on another presses into it a little, and pushing that out every substep
+/// made a standing tower drift (3.3 mm in four seconds, against 0.14 mm).
 /// Like contact, sequential impulses: each sample's accumulated impulse is kept at least zero,
 /// and the depths are measured anew each sweep at the positions the velocities lead to.
 pub fn separate(bodies: &mut [&mut dyn ContactBody], groups: &[usize], statics: &StaticGeometry, dt: Real) {
-    let pairs: Vec<Pair> = candidate_pairs(bodies, groups, dt).into_iter().filter(|&pair| !find_contacts(bodies, statics, pair, 0.0, dt, &Vec3::zeros()).is_empty()).collect();
+    // The samples deeper than their body's contact margin, which contact leaves alone.
+    let overlapping = |bodies: &[&mut dyn ContactBody], pair: Pair| {
+        let mut found = find_contacts(bodies, statics, pair, 0.0, dt, &Vec3::zeros());
+        found.retain(|c| c.depth < -contact_margin(bodies, c.owner));
+        found
+    };
+    let pairs: Vec<Pair> = candidate_pairs(bodies, groups, dt).into_iter().filter(|&pair| !overlapping(bodies, pair).is_empty()).collect();
     let mut totals: HashMap<(usize, Partner, usize), Real> = HashMap::new();
     for _ in 0..SEPARATION_ITERATIONS {
         for &pair in &pairs {
-            let contacts = find_contacts(bodies, statics, pair, 0.0, dt, &Vec3::zeros());
-            let targets: Vec<Real> = contacts.iter().map(|c| response(bodies, &[], statics, c).u.dot(&c.normal) - c.depth / dt).collect();
+            let contacts = overlapping(bodies, pair);
+            let targets: Vec<Real> = contacts.iter().map(|c| response(bodies, &[], statics, c).u.dot(&c.normal) - (c.depth + contact_margin(bodies, c.owner)) / dt).collect();
             for (c, target) in contacts.iter().zip(targets) {
                 let r = response(bodies, &[], statics, c);
                 let nkn = c.normal.dot(&(r.k * c.normal));
