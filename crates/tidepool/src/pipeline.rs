@@ -137,20 +137,21 @@ fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: 
         solid.predict_velocities(0.5 * dt, gravity, time);
     }
     // Only a solid that impulses move has a velocity to find, and only with a liquid.
-    if let Some(solve) = solve.filter(|_| solids.iter().any(|s| s.is_dynamic())) {
+    let touching = if let Some(solve) = solve.filter(|_| solids.iter().any(|s| s.is_dynamic())) {
         let trial = solve(&mut solids.coupled_mut(), None);
-        if let Some(contacts) = contact_all(solids, dt) {
+        contact_all(solids, dt).and_then(|(_, contacts)| {
             solve(&mut solids.coupled_mut(), Some((trial, &contacts)));
             // The solve moves bodies that touch each other (only the static geometry holds
             // them): contact again before they move.
-            contact_all(solids, dt);
-        }
+            contact_all(solids, dt)
+        })
     } else {
-        contact_all(solids, dt);
-    }
-    {
-        let (mut parts, groups, statics) = solids.contact_parts();
-        contact::separate(&mut parts, &groups, statics, dt);
+        contact_all(solids, dt)
+    };
+    // Only bodies within the contact margin of each other can overlap.
+    if let Some((pairs, _)) = touching {
+        let (mut parts, _, statics) = solids.contact_parts();
+        contact::separate(&mut parts, statics, dt, &pairs);
     }
     for solid in solids.iter_mut() {
         solid.after_contact();
@@ -166,15 +167,19 @@ fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: 
 /// contacts.
 type CoupledSolve<'a> = dyn Fn(&mut [&mut dyn CoupledSolid], Option<(TrialLiquid, &Contacts)>) -> TrialLiquid + 'a;
 
+/// The pairs of solid parts that touch, and each solid's points of contact with the static
+/// geometry with the normals there.
+type Touching = (Vec<contact::Pair>, Vec<Vec<(Vec3, Vec3)>>);
+
 /// Each solid's contact with itself, then contact (inelastic, with friction and shock
 /// propagation) on every pair of solid parts that touches at the positions their velocities
 /// lead to over `dt`, then the solids' internal constraints restored. Where any pair touched,
-/// returns each solid's points of contact with the static geometry and its normals there, the
-/// ones contact acts on (in the order of [`Solids::iter`]): a coupled solve after contact holds
-/// the solids along them. (Found after
+/// returns those pairs, and each solid's points of contact with the static geometry and its
+/// normals there, the ones contact acts on (in the order of [`Solids::iter`]): a coupled solve
+/// after contact holds the solids along them. (Found after
 /// contact, where the stopped bodies' velocities lead, a resting ball was often just outside
 /// the contact margin, left free, and dragged down again by the water.)
-fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> {
+fn contact_all(solids: &mut Solids, dt: Real) -> Option<Touching> {
     for solid in solids.iter_mut() {
         solid.collide_with_itself(dt);
     }
@@ -189,7 +194,7 @@ fn contact_all(solids: &mut Solids, dt: Real) -> Option<Vec<Vec<(Vec3, Vec3)>>> 
             contacts[groups[part]].extend(points);
         }
         contact::contact(&mut parts, statics, dt, &touching);
-        contacts
+        (touching, contacts)
     };
     for solid in solids.iter_mut() {
         solid.after_contact();
@@ -258,7 +263,7 @@ fn flip_step(f: &mut FlipLiquid, solids: &mut Solids, settings: &Settings, clock
     } else {
         impulse_on_liquid += f.project(&mut sub, dt, &mut solids.coupled_mut());
     }
-    if let Some(contacts) = contact_all(solids, dt) {
+    if let Some((_, contacts)) = contact_all(solids, dt) {
         impulse_on_liquid += f.project_held(&mut sub, dt, &mut solids.coupled_mut(), &contacts);
     }
     f.finish(sub, dt, settings, &solids.coupled());
@@ -315,7 +320,7 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
     };
     impulse_on_liquid += coupling.impulse_on_liquid;
     lap(&mut timings.projection);
-    if let Some(contacts) = contact_all(solids, dt) {
+    if let Some((_, contacts)) = contact_all(solids, dt) {
         lap(&mut timings.bodies);
         let (held_valid, report) = f.liquid.project_held(&grid, &f.statics, dt, &mut solids.coupled_mut(), &contacts);
         valid = held_valid;

@@ -821,3 +821,51 @@ fn overlapping_bodies_are_pushed_apart_keeping_their_centre_of_mass() {
     assert!(momentum < 1e-9, "the pair gained a momentum of {momentum:e} kg m/s");
     assert!(box_moved > 1e-4 && block_moved > 1e-4, "one body did not move: the block {block_moved} m, the box {box_moved} m");
 }
+
+/// The bar with a free bone and a driven hinge, made incompressible (the pressure projection
+/// then runs in the skeleton's reduced coordinates: the bound particles move only as their
+/// bones do): flying and bending toward the drive's target for 1000 undamped steps without
+/// gravity, from the 50th step on its particles' volumes stay within 0.1% of rest and the
+/// total within 0.01% (measured 3e-5 and 4.5e-6), where the same bar left compressible strays
+/// by 1.75% (a particle's) and 7.5e-4 (the total); the bound particles stay on their bones
+/// (1e-12 m), the linear momentum is kept (1e-8) and the hinge still bends.
+#[test]
+fn an_incompressible_body_with_bones_keeps_its_volume_and_its_joints() {
+    let run = |incompressible: bool| {
+        let mut body = bar_with_two_bones(0.0, 0.6);
+        if incompressible {
+            body.make_incompressible().unwrap();
+        }
+        body.velocities = body.positions.iter().map(|_| Vec3::new(0.3, -0.2, 0.1)).collect();
+        let skeleton = body.skeleton.as_mut().unwrap();
+        skeleton.project(&body.positions, &body.model.masses, &mut body.velocities);
+        let Elements::Volume(tets) = &body.model.elements else { unreachable!() };
+        let tets = tets.clone();
+        let rest = particle_volumes(&tets, &body.model.rest);
+        let total: Real = rest.iter().sum();
+        let momentum = |b: &DeformableBody| b.velocities.iter().zip(&b.model.masses).map(|(v, m)| *m * v).sum::<Vec3>();
+        let p0 = momentum(&body);
+        let dt = body.max_time_step();
+        let (mut particle, mut whole, mut bent): (Real, Real, Real) = (0.0, 0.0, 0.0);
+        for n in 0..1000 {
+            body.step(dt, &Vec3::zeros());
+            bent = bent.max(body.skeleton.as_ref().unwrap().bones[1].angle);
+            if n >= 50 {
+                let now = particle_volumes(&tets, &body.positions);
+                particle = particle.max(now.iter().zip(&rest).map(|(v, r)| (v / r - 1.0).abs()).fold(0.0, Real::max));
+                whole = whole.max((now.iter().sum::<Real>() / total - 1.0).abs());
+            }
+        }
+        let bound = body.skeleton.as_ref().unwrap().binding_error(&body.positions);
+        let linear = (momentum(&body) - p0).norm() / p0.norm();
+        println!("incompressible {incompressible}: particles' volumes within {particle:.2e} of rest, the total within {whole:.2e}; bound within {bound:.1e} m; momentum off by {linear:.1e}; bent to {bent:.3} rad");
+        assert!(bound < 1e-12, "a bound particle left its bone by {bound:e} m");
+        assert!(linear < 1e-8, "the linear momentum changed by {linear:e}");
+        assert!(bent > 0.1, "the hinge bent only to {bent} rad");
+        (particle, whole)
+    };
+    let (particle, whole) = run(true);
+    let (loose, _) = run(false);
+    assert!(particle < 1e-3 && whole < 1e-4, "the volumes strayed by {particle:.2e} (particles) and {whole:.2e} (total)");
+    assert!(loose > 2.0 * particle, "the compressible bar's volumes strayed by {loose:.2e} only, the incompressible one's by {particle:.2e}");
+}

@@ -253,7 +253,6 @@ fn reduced_setup(
     cx.check(!d.incompressible || d.method == DeformableMethod::Fem, &format!("{key}.incompressible"), || {
         "only a volume simulated in full (method = \"fem\") is made incompressible".into()
     })?;
-    cx.check(!d.incompressible || body.bone.is_empty(), &format!("{key}.incompressible"), || "a body with bones cannot be incompressible (yet)".into())?;
     let bones = body.bone.iter().enumerate().map(|(n, bone)| bone_setup(bone, &format!("{body_key}.bone[{n}]"), &body.bone[..n], cx)).collect::<Result<_, _>>()?;
     let pins = match d.method {
         DeformableMethod::Modal => {

@@ -482,16 +482,13 @@ impl DeformableBody {
             None => vec![0.0; rest.len()],
         };
         let inverse_masses: Vec<Real> = (0..self.positions.len()).map(|i| self.inverse_mass(i)).collect();
-        incompressible::project(tets, &self.positions, &inverse_masses, &mut self.velocities, &rates);
+        incompressible::project(tets, &self.positions, &inverse_masses, self.skeleton.as_mut(), &mut self.velocities, &rates);
     }
 
     /// Makes the body incompressible: each particle's share of the volume kept at its rest
-    /// value. Only a volume without bones can be.
+    /// value (a volume only).
     pub fn make_incompressible(&mut self) -> Result<(), String> {
         let Elements::Volume(tets) = &self.model.elements else { return Err("a sheet has no volume to keep".into()) };
-        if self.skeleton.is_some() {
-            return Err("a body with bones cannot be incompressible (yet)".into());
-        }
         self.incompressible = Some(incompressible::particle_volumes(tets, &self.model.rest));
         Ok(())
     }
@@ -501,9 +498,6 @@ impl DeformableBody {
     pub fn set_bones(&mut self, bones: Vec<BoneSetup>) -> Result<(), String> {
         if let Elements::Shell(_) = self.model.elements {
             return Err("a sheet has no bones: bind a volume's particles".into());
-        }
-        if self.incompressible.is_some() {
-            return Err("an incompressible body cannot have bones (yet)".into());
         }
         let pinned = |i: u32| self.pinned[i as usize] || self.pins.iter().any(|p| p.particles.contains(&i));
         if let Some(bone) = bones.iter().find(|b| b.particles.iter().any(|&i| pinned(i))) {

@@ -10,8 +10,15 @@
 //!
 //! `G^T p` is a set of internal forces — the gradients of volumes, which neither a translation
 //! nor a rotation changes — so the projection keeps linear and angular momentum.
+//!
+//! With bones, the particles bound to them move only as the bones do: `M^-1` becomes the
+//! response of the free particles and the skeleton, `W M_r^-1 W^T` (the bound particles'
+//! forces reach the bones as generalized forces, `M_s^-1 W^T f`, and come back as their
+//! particles' velocities), so the pressure projection runs in the skeleton's reduced
+//! coordinates and the joints still hold exactly.
 
 use super::elastic::Tetrahedra;
+use super::skeleton::Skeleton;
 use crate::math::{Real, Vec3};
 use tidepool_linalg::{pcg, LinearOperator, PcgParams, Preconditioner};
 
@@ -50,11 +57,14 @@ pub fn particle_volumes(tets: &Tetrahedra, x: &[Vec3]) -> Vec<Real> {
     volumes
 }
 
-/// `G M^-1 G^T` over the particles' pressures, regularized.
+/// `G M^-1 G^T` over the particles' pressures, regularized; with a skeleton, `M^-1` is the
+/// response of the free particles and the bones.
 struct Pressure<'a> {
     tets: &'a Tetrahedra,
+    x: &'a [Vec3],
     gradients: &'a [[Vec3; 4]],
     inverse_masses: &'a [Real],
+    skeleton: Option<&'a Skeleton>,
     /// [`REGULARIZATION`] times the diagonal.
     regularization: Vec<Real>,
 }
@@ -73,17 +83,33 @@ impl Pressure<'_> {
         f
     }
 
-    /// `G v`: the rates at which the particles' volumes change with velocities `v`.
-    fn rates(&self, v: &[Vec3]) -> Vec<Real> {
-        let mut rates = vec![0.0; v.len()];
-        for (t, g) in self.tets.tets.iter().zip(self.gradients) {
-            let rate = 0.25 * t.iter().zip(g).map(|(&i, g)| g.dot(&v[i as usize])).sum::<Real>();
-            for &i in t {
-                rates[i as usize] += rate;
+    /// The velocity changes that forces `f` make: `f / m` on the free particles, and on the
+    /// bound ones what the bones' response to their forces carries them at.
+    fn response(&self, f: &[Vec3]) -> Vec<Vec3> {
+        let mut u: Vec<Vec3> = f.iter().zip(self.inverse_masses).map(|(f, w)| *w * f).collect();
+        if let Some(skeleton) = self.skeleton {
+            let (_, twists) = skeleton.response_to(self.x, f.iter().copied().enumerate());
+            for (i, u) in u.iter_mut().enumerate() {
+                if let Some(carried) = skeleton.particle_velocity(&twists, i, &self.x[i]) {
+                    *u = carried;
+                }
             }
         }
-        rates
+        u
     }
+}
+
+/// `G v`: the rates at which the particles' volumes change with velocities `v` (`gradients`
+/// each tetrahedron's volume gradient).
+fn volume_rates(tets: &Tetrahedra, gradients: &[[Vec3; 4]], v: &[Vec3]) -> Vec<Real> {
+    let mut rates = vec![0.0; v.len()];
+    for (t, g) in tets.tets.iter().zip(gradients) {
+        let rate = 0.25 * t.iter().zip(g).map(|(&i, g)| g.dot(&v[i as usize])).sum::<Real>();
+        for &i in t {
+            rates[i as usize] += rate;
+        }
+    }
+    rates
 }
 
 impl LinearOperator for Pressure<'_> {
@@ -92,8 +118,8 @@ impl LinearOperator for Pressure<'_> {
     }
 
     fn apply(&self, p: &[f64], y: &mut [f64]) {
-        let u: Vec<Vec3> = self.forces(p).iter().zip(self.inverse_masses).map(|(f, w)| *w * f).collect();
-        for ((y, rate), (p, e)) in y.iter_mut().zip(self.rates(&u)).zip(p.iter().zip(&self.regularization)) {
+        let u = self.response(&self.forces(p));
+        for ((y, rate), (p, e)) in y.iter_mut().zip(volume_rates(self.tets, self.gradients, &u)).zip(p.iter().zip(&self.regularization)) {
             *y = rate + e * p;
         }
     }
@@ -112,10 +138,11 @@ impl Preconditioner for Jacobi {
 }
 
 /// Projects velocities `v` of particles at `x` (inverse masses `inverse_masses`, 0 for those
-/// whose motion is prescribed) so that the particles' volumes change at `rates` (`G v = r`),
-/// as far as free particles can make them; returns the largest rate left off, relative to the
-/// largest asked change (0 when none was).
-pub fn project(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], v: &mut [Vec3], rates: &[Real]) -> Real {
+/// whose motion is prescribed or bound to a bone of `skeleton`) so that the particles' volumes
+/// change at `rates` (`G v = r`), as far as free particles and bones can make them (the
+/// skeleton's rates change with its bound particles' velocities); returns the largest rate
+/// left off, relative to the largest asked change (0 when none was).
+pub fn project(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], skeleton: Option<&mut Skeleton>, v: &mut [Vec3], rates: &[Real]) -> Real {
     let gradients = volume_gradients(tets, x);
     let mut diagonal = vec![0.0; x.len()];
     for (t, g) in tets.tets.iter().zip(&gradients) {
@@ -124,9 +151,10 @@ pub fn project(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], v: &mut [
             diagonal[i as usize] += share;
         }
     }
-    let operator = Pressure { tets, gradients: &gradients, inverse_masses, regularization: diagonal.iter().map(|d| REGULARIZATION * d).collect() };
+    let regularization = diagonal.iter().map(|d| REGULARIZATION * d).collect();
+    let operator = Pressure { tets, x, gradients: &gradients, inverse_masses, skeleton: skeleton.as_deref(), regularization };
     let free: Vec<bool> = diagonal.iter().map(|d| *d > 0.0).collect();
-    let b: Vec<Real> = operator.rates(v).iter().zip(rates).zip(&free).map(|((now, wanted), free)| if *free { now - wanted } else { 0.0 }).collect();
+    let b: Vec<Real> = volume_rates(tets, &gradients, v).iter().zip(rates).zip(&free).map(|((now, wanted), free)| if *free { now - wanted } else { 0.0 }).collect();
     let scale = b.iter().fold(0.0, |m: Real, r| m.max(r.abs()));
     if scale == 0.0 {
         return 0.0;
@@ -134,10 +162,14 @@ pub fn project(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], v: &mut [
     let mut p = vec![0.0; x.len()];
     let preconditioner = Jacobi(diagonal.iter().map(|d| if *d > 0.0 { *d } else { 1.0 }).collect());
     pcg(&operator, &preconditioner, &b, &mut p, PcgParams { tolerance: TOLERANCE, max_iterations: 10 * x.len().max(10) });
-    for ((v, f), w) in v.iter_mut().zip(operator.forces(&p)).zip(inverse_masses) {
+    let forces = operator.forces(&p);
+    for ((v, f), w) in v.iter_mut().zip(&forces).zip(inverse_masses) {
         *v -= *w * f;
     }
-    let left = operator.rates(v).iter().zip(rates).zip(&free).fold(0.0, |m: Real, ((now, wanted), free)| if *free { m.max((now - wanted).abs()) } else { m });
+    if let Some(skeleton) = skeleton {
+        skeleton.kick(x, v, forces.iter().enumerate().map(|(i, f)| (i, -f)));
+    }
+    let left = volume_rates(tets, &gradients, v).iter().zip(rates).zip(&free).fold(0.0, |m: Real, ((now, wanted), free)| if *free { m.max((now - wanted).abs()) } else { m });
     left / scale
 }
 
@@ -168,7 +200,7 @@ mod tests {
             (linear, angular)
         };
         let before = momenta(&v);
-        let left = project(&tets, &mesh.vertices, &inverse, &mut v, &vec![0.0; mesh.vertices.len()]);
+        let left = project(&tets, &mesh.vertices, &inverse, None, &mut v, &vec![0.0; mesh.vertices.len()]);
         let after = momenta(&v);
         assert!(left < 1e-5, "the volumes still change at {left:e} of the start");
         assert!((after.0 - before.0).norm() < 1e-12 && (after.1 - before.1).norm() < 1e-12, "momenta {before:?} became {after:?}");
