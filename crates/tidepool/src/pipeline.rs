@@ -8,9 +8,9 @@
 //! 2. bodies' positions (Newmark's first half, Lu, Jin, Fedkiw sec. 6): collisions with
 //!    restitution on the time-n velocities; a coupled solve over half a step of gravity
 //!    gives `v^{n+1/2}`; contact on it, and where bodies touched, that solve's liquid projected
-//!    again as in 6; samples of one body found inside another (or the static world) where
-//!    those velocities lead get the pseudo-velocity that moves them out (interpenetration
-//!    resolution, [`contact::separate`]); positions and orientations advance over the step;
+//!    again as in 6; samples of one body found deeper inside another (or the static world)
+//!    than the contact margin where those velocities lead get the pseudo-velocity that moves
+//!    them out (interpenetration resolution, [`contact::separate`]); positions and orientations advance over the step;
 //! 3. velocity advection `u* = u^n - dt (u^n . grad) u^n`;
 //! 4. sources: emitter regions become liquid with the emitter velocity; reactions between
 //!    phases put spheres of their product where the reactants touch
@@ -119,7 +119,7 @@ pub struct StepReport {
 /// discarded), give the solids `v^{n+1/2}`; contact on those, and where any touched, `solve`
 /// again on that solve's liquid with the solids held along their contacts (as the velocity
 /// update projects again) and contact once more; the interpenetration resolution adds the
-/// pseudo-velocity that ends every overlap; the solids move over the whole step with
+/// pseudo-velocity that ends every overlap deeper than the contact margin; the solids move over the whole step with
 /// them. The solids then start the velocity update from their time-n velocities after the
 /// collisions.
 fn advance_solid_positions(solids: &mut Solids, time: Real, gravity: &Vec3, dt: Real, solve: Option<&CoupledSolve>) {

@@ -9,6 +9,7 @@ mod common;
 use std::sync::Arc;
 use tidepool::geometry::{TetMesh, TriMesh};
 use tidepool::math::{Real, Vec3};
+use tidepool::solids::deformable::elastic::Tetrahedra;
 use tidepool::solids::deformable::incompressible::particle_volumes;
 use tidepool::solids::deformable::skeleton::{BoneSetup, Drive, Joint};
 use tidepool::solids::deformable::{DeformableBody, DeformableModel, Elements};
@@ -711,6 +712,19 @@ fn a_driven_hinge_holds_its_load_where_the_torques_balance() {
     assert!((bone.angle / expected - 1.0).abs() < 5e-3, "the hinge rests at {} rad, expected {expected}", bone.angle);
 }
 
+/// A volume's tetrahedra, its particles' rest volumes and their total.
+fn rest_volumes(body: &DeformableBody) -> (Tetrahedra, Vec<Real>, Real) {
+    let Elements::Volume(tets) = &body.model.elements else { panic!("a volume") };
+    let rest = particle_volumes(tets, &body.model.rest);
+    let total = rest.iter().sum();
+    (tets.clone(), rest, total)
+}
+
+/// A body's linear momentum (kg m/s).
+fn linear_momentum(body: &DeformableBody) -> Vec3 {
+    body.velocities.iter().zip(&body.model.masses).map(|(v, m)| *m * v).sum()
+}
+
 /// An incompressible block (`DeformableBody::make_incompressible`) starts stretched 10% along x
 /// and sheared, 10% over its rest volume: the volume correction brings it back (a quarter of the
 /// error a step), and from the 50th to the 1000th undamped step of vibration the total volume
@@ -725,12 +739,8 @@ fn an_incompressible_block_keeps_its_volume() {
             body.make_incompressible().unwrap();
         }
         body.velocities = body.positions.iter().map(|_| Vec3::new(0.3, -0.2, 0.1)).collect();
-        let Elements::Volume(tets) = &body.model.elements else { unreachable!() };
-        let tets = tets.clone();
-        let rest = particle_volumes(&tets, &body.model.rest);
-        let total: Real = rest.iter().sum();
-        let momentum = |b: &DeformableBody| b.velocities.iter().zip(&b.model.masses).map(|(v, m)| *m * v).sum::<Vec3>();
-        let p0 = momentum(&body);
+        let (tets, rest, total) = rest_volumes(&body);
+        let p0 = linear_momentum(&body);
         let dt = 0.5 * body.max_time_step();
         let (mut worst_total, mut worst_particle): (Real, Real) = (0.0, 0.0);
         for step in 0..1000 {
@@ -741,7 +751,7 @@ fn an_incompressible_block_keeps_its_volume() {
                 worst_particle = worst_particle.max(volumes.iter().zip(&rest).map(|(v, r)| (v / r - 1.0).abs()).fold(0.0, Real::max));
             }
         }
-        let drift = (momentum(&body) - p0).norm() / p0.norm();
+        let drift = (linear_momentum(&body) - p0).norm() / p0.norm();
         println!("incompressible {incompressible}: total volume within {worst_total:.2e} of rest, particles' within {worst_particle:.2e}; momentum off by {drift:.1e}");
         assert!(drift < 1e-8, "linear momentum off by {drift:e}");
         (worst_total, worst_particle)
@@ -839,12 +849,8 @@ fn an_incompressible_body_with_bones_keeps_its_volume_and_its_joints() {
         body.velocities = body.positions.iter().map(|_| Vec3::new(0.3, -0.2, 0.1)).collect();
         let skeleton = body.skeleton.as_mut().unwrap();
         skeleton.project(&body.positions, &body.model.masses, &mut body.velocities);
-        let Elements::Volume(tets) = &body.model.elements else { unreachable!() };
-        let tets = tets.clone();
-        let rest = particle_volumes(&tets, &body.model.rest);
-        let total: Real = rest.iter().sum();
-        let momentum = |b: &DeformableBody| b.velocities.iter().zip(&b.model.masses).map(|(v, m)| *m * v).sum::<Vec3>();
-        let p0 = momentum(&body);
+        let (tets, rest, total) = rest_volumes(&body);
+        let p0 = linear_momentum(&body);
         let dt = body.max_time_step();
         let (mut particle, mut whole, mut bent): (Real, Real, Real) = (0.0, 0.0, 0.0);
         for n in 0..1000 {
@@ -857,7 +863,7 @@ fn an_incompressible_body_with_bones_keeps_its_volume_and_its_joints() {
             }
         }
         let bound = body.skeleton.as_ref().unwrap().binding_error(&body.positions);
-        let linear = (momentum(&body) - p0).norm() / p0.norm();
+        let linear = (linear_momentum(&body) - p0).norm() / p0.norm();
         println!("incompressible {incompressible}: particles' volumes within {particle:.2e} of rest, the total within {whole:.2e}; bound within {bound:.1e} m; momentum off by {linear:.1e}; bent to {bent:.3} rad");
         assert!(bound < 1e-12, "a bound particle left its bone by {bound:e} m");
         assert!(linear < 1e-8, "the linear momentum changed by {linear:e}");

@@ -226,11 +226,11 @@ impl Skeleton {
         let mut twists: Vec<(Vec3, Vec3)> = Vec::with_capacity(bones.len());
         for bone in bones {
             let d = bone.dof;
-            let twist = match (&bone.joint, bone.joint.pivot()) {
-                (Joint::Free, _) | (_, None) => (Vec3::new(u[d], u[d + 1], u[d + 2]), Vec3::new(u[d + 3], u[d + 4], u[d + 5])),
-                (joint, Some((parent, pivot))) => {
+            let twist = match bone.joint.pivot() {
+                None => (Vec3::new(u[d], u[d + 1], u[d + 2]), Vec3::new(u[d + 3], u[d + 4], u[d + 5])),
+                Some((parent, pivot)) => {
                     let (pc, pq, pivot) = Skeleton::joint_frame(bones, parent, &pivot);
-                    let w = match joint {
+                    let w = match &bone.joint {
                         Joint::Hinge { axis, .. } => u[d] * (pq * axis),
                         _ => Vec3::new(u[d], u[d + 1], u[d + 2]),
                     };
@@ -339,13 +339,14 @@ impl Skeleton {
         let jacobians: Vec<DMatrix<Real>> = (0..bones.len()).map(|b| DMatrix::from_fn(6, n, |r, d| if r < 3 { columns[d][b].0[r] } else { columns[d][b].1[r - 3] })).collect();
         let mut mass = DMatrix::zeros(n, n);
         for (bone, j) in bones.iter().zip(&jacobians) {
-            let mut m6 = nalgebra::Matrix6::zeros();
-            for (m, offset) in bone.masses.iter().zip(&bone.offsets) {
-                let r = (bone.orientation * offset).cross_matrix();
-                let block = nalgebra::Matrix3x6::from_fn(|a, c| if c < 3 { Real::from(a == c) } else { -r[(a, c - 3)] });
-                m6 += *m * block.transpose() * block;
-            }
-            mass += j.transpose() * DMatrix::from_column_slice(6, 6, m6.as_slice()) * j;
+            // About its centre of mass, a bone's spatial inertia is `diag(m 1, I_c)`.
+            let (m, inertia) = Skeleton::inertia(bone);
+            let m6 = DMatrix::from_fn(6, 6, |r, c| match (r < 3, c < 3) {
+                (true, true) => m * Real::from(r == c),
+                (false, false) => inertia[(r - 3, c - 3)],
+                _ => 0.0,
+            });
+            mass += j.transpose() * m6 * j;
         }
         let factor = nalgebra::Cholesky::new(mass.clone()).ok_or(0usize)?;
         Ok(Posed { jacobians, mass, factor })
