@@ -383,11 +383,14 @@ pub fn separate(bodies: &mut [&mut dyn ContactBody], statics: &StaticGeometry, d
         found.retain(|c| c.depth < -contact_margin(bodies, c.owner));
         found
     };
-    let pairs: Vec<Pair> = touching.iter().copied().filter(|&pair| !overlapping(bodies, pair).is_empty()).collect();
+    // The overlapping pairs with their samples found for the first sweep; later sweeps look again.
+    let mut found: Vec<(Pair, Vec<Contact>)> = touching.iter().map(|&pair| (pair, overlapping(bodies, pair))).filter(|(_, c)| !c.is_empty()).collect();
     let mut totals: HashMap<(usize, Partner, usize), Real> = HashMap::new();
-    for _ in 0..SEPARATION_ITERATIONS {
-        for &pair in &pairs {
-            let contacts = overlapping(bodies, pair);
+    for sweep in 0..SEPARATION_ITERATIONS {
+        for (pair, contacts) in &mut found {
+            if sweep > 0 {
+                *contacts = overlapping(bodies, *pair);
+            }
             let targets: Vec<Real> = contacts.iter().map(|c| response(bodies, &[], statics, c).u.dot(&c.normal) - (c.depth + contact_margin(bodies, c.owner)) / dt).collect();
             for (c, target) in contacts.iter().zip(targets) {
                 let r = response(bodies, &[], statics, c);

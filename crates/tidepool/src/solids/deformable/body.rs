@@ -921,6 +921,7 @@ impl Solid for DeformableBody {
             velocities: &mut self.velocities,
             inverse_masses: &inverse_masses,
             triangles: &shell.triangles,
+            edges: &shell.edges,
             thickness: shell.thickness,
             friction: self.material.friction,
         };

@@ -33,6 +33,8 @@ pub struct Sheet<'a> {
     /// `1/m` per particle (0 for pinned ones).
     pub inverse_masses: &'a [Real],
     pub triangles: &'a [[u32; 3]],
+    /// Its edges, each once ([`edges_of`]).
+    pub edges: &'a [[u32; 2]],
     /// The thickness `h` (m).
     pub thickness: Real,
     /// Coulomb friction between its layers.
@@ -72,6 +74,14 @@ fn closest_interior(a: [Vec3; 2], b: [Vec3; 2]) -> Option<(Real, Real)> {
     (s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0).then_some((s, t))
 }
 
+/// The edges of `triangles`, each once, its vertices in increasing order.
+pub fn edges_of(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
+    let mut edges: Vec<[u32; 2]> = triangles.iter().flat_map(|t| [0, 1, 2].map(|k| [t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3])])).collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
 /// Applies the repulsions for a step of `dt`; returns the number of impulses applied.
 pub fn repel(sheet: &mut Sheet, dt: Real) -> usize {
     let h = sheet.thickness;
@@ -79,21 +89,9 @@ pub fn repel(sheet: &mut Sheet, dt: Real) -> usize {
     let x = sheet.positions;
     let edge = sheet.triangles.iter().map(|t| (x[t[1] as usize] - x[t[0] as usize]).norm()).sum::<Real>() / sheet.triangles.len().max(1) as Real;
     let cell = edge.max(h).max(Real::MIN_POSITIVE);
-    let mut edges: Vec<[u32; 2]> = sheet
-        .triangles
-        .iter()
-        .flat_map(|t| {
-            [0, 1, 2].map(|k| {
-                let (a, b) = (t[k], t[(k + 1) % 3]);
-                [a.min(b), a.max(b)]
-            })
-        })
-        .collect();
-    edges.sort_unstable();
-    edges.dedup();
     let mut applied = 0;
     for _ in 0..SWEEPS {
-        let found = sweep(sheet, &edges, dt, h, cell);
+        let found = sweep(sheet, dt, h, cell);
         applied += found;
         if found == 0 {
             break;
@@ -147,8 +145,8 @@ impl Bins {
 
 /// One sweep over all vertex–triangle and edge–edge pairs in proximity, with bins `cell`
 /// wide; returns how many got an impulse.
-fn sweep(sheet: &mut Sheet, edges: &[[u32; 2]], dt: Real, h: Real, cell: Real) -> usize {
-    let x = sheet.positions;
+fn sweep(sheet: &mut Sheet, dt: Real, h: Real, cell: Real) -> usize {
+    let (x, edges) = (sheet.positions, sheet.edges);
     let predicted: Vec<Vec3> = x.iter().zip(sheet.velocities.iter()).map(|(x, v)| x + dt * v).collect();
     // An element's box over the step, grown by the thickness.
     let swept = |vertices: &[u32]| {
@@ -263,7 +261,15 @@ mod tests {
         let momentum = |v: &[Vec3]| v.iter().zip(&masses).map(|(v, m)| *m * v).sum::<Vec3>();
         let before = momentum(&velocities);
         let (dt, h) = (0.01, 0.004);
-        let mut sheet = Sheet { positions: &positions, velocities: &mut velocities, inverse_masses: &inverse, triangles: &[[0, 2, 1]], thickness: h, friction: 0.0 };
+        let mut sheet = Sheet {
+            positions: &positions,
+            velocities: &mut velocities,
+            inverse_masses: &inverse,
+            triangles: &[[0, 2, 1]],
+            edges: &edges_of(&[[0, 2, 1]]),
+            thickness: h,
+            friction: 0.0,
+        };
         assert!(repel(&mut sheet, dt) > 0);
         let relative = velocities[3] - (0.6 * velocities[0] + 0.2 * velocities[1] + 0.2 * velocities[2]);
         let gap = positions[3].y + dt * relative.y;
@@ -271,7 +277,8 @@ mod tests {
         assert!((momentum(&velocities) - before).norm() < 1e-12);
         assert!((velocities[3].x - 0.3).abs() < 1e-12, "no friction, no change along the triangle");
         let mut away = vec![Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::new(0.0, 1.0, 0.0)];
-        let mut sheet = Sheet { positions: &positions, velocities: &mut away, inverse_masses: &inverse, triangles: &[[0, 2, 1]], thickness: h, friction: 0.0 };
+        let mut sheet =
+            Sheet { positions: &positions, velocities: &mut away, inverse_masses: &inverse, triangles: &[[0, 2, 1]], edges: &edges_of(&[[0, 2, 1]]), thickness: h, friction: 0.0 };
         assert_eq!(repel(&mut sheet, dt), 0);
     }
 
@@ -292,7 +299,15 @@ mod tests {
         let triangles = [[0, 1, 2], [3, 4, 5]];
         let (s, t) = closest_interior([positions[0], positions[1]], [positions[3], positions[4]]).unwrap();
         assert!((s - 0.5).abs() < 1e-12 && (t - 0.5).abs() < 1e-12);
-        let mut sheet = Sheet { positions: &positions, velocities: &mut velocities, inverse_masses: &inverse, triangles: &triangles, thickness: h, friction: 0.0 };
+        let mut sheet = Sheet {
+            positions: &positions,
+            velocities: &mut velocities,
+            inverse_masses: &inverse,
+            triangles: &triangles,
+            edges: &edges_of(&triangles),
+            thickness: h,
+            friction: 0.0,
+        };
         assert!(repel(&mut sheet, dt) > 0, "the crossing edges were not found");
         let point = |x: &[Vec3], i: usize, j: usize| 0.5 * (x[i] + x[j]);
         let end: Vec<Vec3> = positions.iter().zip(&velocities).map(|(x, v)| x + dt * v).collect();

@@ -68,6 +68,8 @@ pub struct Shell {
     /// The sheet's thickness (m).
     pub thickness: Real,
     hinges: Vec<Hinge>,
+    /// Each edge once (for self-contact).
+    pub edges: Vec<[u32; 2]>,
 }
 
 /// The edge matrix of triangle `tri` at positions `x`: columns `x_1 - x_0`, `x_2 - x_0`.
@@ -179,7 +181,8 @@ impl Shell {
             })
             .collect();
         hinges.sort_by_key(|h| h.vertices);
-        Ok(Shell { triangles: mesh.triangles.clone(), rest_inverse, rest_area, thickness, hinges })
+        let edges = super::self_contact::edges_of(&mesh.triangles);
+        Ok(Shell { triangles: mesh.triangles.clone(), rest_inverse, rest_area, thickness, hinges, edges })
     }
 
     /// The number of hinges (interior edges).
