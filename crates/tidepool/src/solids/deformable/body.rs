@@ -36,7 +36,7 @@
 //! the contact samples, and a point of it carries the impulses to up to twelve particles.
 
 use super::elastic::{Corotated, Tetrahedra};
-use super::incompressible;
+use super::incompressible::{self, PressureFactor};
 use super::self_contact::{repel, Sheet};
 use super::shell::Shell;
 use super::skeleton::{BoneSetup, Skeleton};
@@ -95,7 +95,10 @@ impl DeformableModel {
     /// The model of the tetrahedral `mesh` (checked) of a material of Young's modulus `young`
     /// (Pa), Poisson's ratio `poisson`, damping `beta` (s) and density `density` (kg/m^3),
     /// writing `surface` (in the mesh's frame) carried by the tetrahedra as its surface where
-    /// one is given.
+    /// one is given. The body then weighs what that surface holds at `density` (the lumped
+    /// masses scaled by its volume over the tetrahedra's): the shape the liquid sees is the
+    /// surface, and a lattice cut short of it (a ball of radius 6 cm at 4 cm spacing keeps
+    /// 91% of the ball) would otherwise make a body of the water's density float.
     pub fn new(mesh: TetMesh, young: Real, poisson: Real, beta: Real, density: Real, surface: Option<&TriMesh>) -> Result<Self, String> {
         mesh.check()?;
         let surface = match surface {
@@ -106,7 +109,8 @@ impl DeformableModel {
             }
         };
         let elements = Elements::Volume(Tetrahedra::new(&mesh));
-        Ok(Self::assemble(mesh.vertices, elements, Corotated::new(young, poisson, beta), ElasticMaterial { young, poisson, density }, surface))
+        let mass_scale = surface.carried(&mesh.vertices).signed_volume() / mesh.volume();
+        Ok(Self::assemble(mesh.vertices, elements, Corotated::new(young, poisson, beta), ElasticMaterial { young, poisson, density }, surface, mass_scale))
     }
 
     /// The model of a sheet (cloth, a thin shell): the triangle mesh `mesh` (a manifold,
@@ -125,11 +129,12 @@ impl DeformableModel {
         let elements = Elements::Shell(shell);
         let surface = Skin { triangles: mesh.triangles.clone(), vertices: (0..mesh.vertices.len() as u32).map(MaterialPoint::particle).collect() };
         let material = Corotated::plane_stress(young, poisson, beta);
-        Ok(Self::assemble(mesh.vertices.clone(), elements, material, ElasticMaterial { young, poisson, density }, surface))
+        Ok(Self::assemble(mesh.vertices.clone(), elements, material, ElasticMaterial { young, poisson, density }, surface, 1.0))
     }
 
-    fn assemble(rest: Vec<Vec3>, elements: Elements, material: Corotated, elastic: ElasticMaterial, surface: Skin) -> Self {
-        let masses = elements.masses(elastic.density, rest.len());
+    /// The model; the elements' lumped masses scaled by `mass_scale`.
+    fn assemble(rest: Vec<Vec3>, elements: Elements, material: Corotated, elastic: ElasticMaterial, surface: Skin, mass_scale: Real) -> Self {
+        let masses: Vec<Real> = elements.masses(elastic.density, rest.len()).iter().map(|m| mass_scale * m).collect();
         let stable_step = elements.stable_step(&material, elastic.density, &rest, &masses, ELASTIC_CFL);
         let damping_diagonal = elements.damping_diagonal(&material, &rest);
         DeformableModel { mass: masses.iter().sum(), rest, elements, material, elastic, masses, surface, stable_step, damping_diagonal }
@@ -235,6 +240,10 @@ pub struct DeformableBody {
     /// takes the forces' mean with those after it (and the soft pins the positions' midpoint).
     start: Option<(Vec<Vec3>, Vec<Vec3>)>,
     surface: SurfaceCache,
+    /// An incompressible body's pressure system where the particles are, once the coupled
+    /// solve has factored it ([`DeformableBody::kicked`]; shared with the copies made there,
+    /// dropped when the particles move).
+    pressure: Arc<Mutex<Option<Arc<PressureFactor>>>>,
 }
 
 /// Pinned particles moved as prescribed: displaced along a path and turned about their
@@ -419,6 +428,7 @@ impl DeformableBody {
             forces: None,
             start: None,
             surface: SurfaceCache::default(),
+            pressure: Arc::default(),
         }
     }
 
@@ -482,7 +492,8 @@ impl DeformableBody {
             None => vec![0.0; rest.len()],
         };
         let inverse_masses: Vec<Real> = (0..self.positions.len()).map(|i| self.inverse_mass(i)).collect();
-        incompressible::project(tets, &self.positions, &inverse_masses, self.skeleton.as_mut(), &mut self.velocities, &rates);
+        let factor = self.pressure.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        incompressible::project(tets, &self.positions, &inverse_masses, self.skeleton.as_mut(), factor.as_deref(), &mut self.velocities, &rates);
     }
 
     /// Makes the body incompressible: each particle's share of the volume kept at its rest
@@ -506,6 +517,7 @@ impl DeformableBody {
         let mut skeleton = Skeleton::new(bones, &self.positions, &self.model.masses)?;
         skeleton.project(&self.positions, &self.model.masses, &mut self.velocities);
         self.skeleton = Some(skeleton);
+        self.pressure = Arc::default();
         Ok(())
     }
 
@@ -721,6 +733,32 @@ impl DeformableBody {
         }
     }
 
+    /// The body at rest where it is, given the impulses `impulses` at surface points `at`:
+    /// its velocities are the changes they cause, `K W^T j` (its velocity solve's state
+    /// starting from zero). `K` is the particles' inverse masses and the skeleton's response
+    /// (Shinar eq. 2.4), and for an incompressible body these followed by the projection that
+    /// keeps the volumes (`P M^-1`, still symmetric in `W K W^T`): the pressure of the volume
+    /// constraints answers each impulse within the solve, so the water pushing on the surface
+    /// carries the inside with it, as it holds up a rigid body (with the projection only in
+    /// the body's own step, a ball of the water's density sagged inside its surface and sank:
+    /// 7.5 m/s^2 at first).
+    fn kicked(&self, at: &[SurfacePoint], impulses: &[Vec3]) -> DeformableBody {
+        if let (Some(_), Elements::Volume(tets)) = (&self.incompressible, &self.model.elements) {
+            let mut factor = self.pressure.lock().unwrap_or_else(|e| e.into_inner());
+            if factor.is_none() {
+                let inverse_masses: Vec<Real> = (0..self.positions.len()).map(|i| self.inverse_mass(i)).collect();
+                *factor = Some(Arc::new(PressureFactor::new(tets, &self.positions, &inverse_masses)));
+            }
+        }
+        let mut change = self.clone();
+        change.set_solve_state(&vec![0.0; self.velocity_len()]);
+        for (p, j) in at.iter().zip(impulses) {
+            change.push(p, j);
+        }
+        change.keep_volumes(None);
+        change
+    }
+
     /// The particles moved on over `dt` with their velocities plus `kick` (pinned ones with
     /// their prescribed velocities alone).
     fn moved(&self, dt: Real, kick: &Vec3) -> Vec<Vec3> {
@@ -739,43 +777,38 @@ impl CoupledSolid for DeformableBody {
         (centre, self.positions.iter().map(|x| (x - centre).norm()).fold(0.0, Real::max))
     }
 
+    /// A volume's: what its surface encloses where it is now (the shape the liquid sees); a
+    /// sheet's: its area times its thickness.
     fn volume(&self) -> Real {
-        self.model.elements.volume()
+        match self.model.elements {
+            Elements::Volume(_) => self.surface_mesh(&self.positions).signed_volume(),
+            Elements::Shell(_) => self.model.elements.volume(),
+        }
     }
 
     fn velocity_at(&self, x: &Vec3) -> Vec3 {
         self.velocity_of(&self.surface_point(x))
     }
 
-    /// `W M^-1 W^T`: the impulses spread over their triangles' particles, the particles'
-    /// velocity changes interpolated back.
+    /// `W K W^T`: the impulses spread over their triangles' particles, the particles'
+    /// velocity changes interpolated back ([`DeformableBody::kicked`]).
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
         let surface: Vec<SurfacePoint> = points.iter().map(|x| self.surface_point(x)).collect();
-        let mut dv: HashMap<usize, Vec3> = HashMap::new();
-        for (p, j) in surface.iter().zip(impulses) {
-            for (i, w) in p.carriers() {
-                *dv.entry(i).or_insert_with(Vec3::zeros) += w * self.inverse_mass(i) * j;
-            }
-        }
-        let twists = self.skeleton.as_ref().map(|s| s.response_to(&self.positions, surface.iter().zip(impulses).flat_map(|(p, j)| p.carriers().map(move |(i, w)| (i, w * j)))).1);
-        for (change, p) in changes.iter_mut().zip(&surface) {
-            *change = p.carriers().map(|(i, w)| w * dv[&i]).sum();
-            if let (Some(skeleton), Some(twists)) = (&self.skeleton, &twists) {
-                *change += p.carriers().filter_map(|(i, w)| skeleton.particle_velocity(twists, i, &self.positions[i]).map(|v| w * v)).sum::<Vec3>();
-            }
+        let change = self.kicked(&surface, impulses);
+        for (c, p) in changes.iter_mut().zip(&surface) {
+            *c = change.velocity_of(p);
         }
     }
 
-    /// Three per particle that is neither pinned nor bound, and the skeleton's rates.
     fn degrees_of_freedom(&self) -> usize {
         3 * (0..self.positions.len()).filter(|&i| !self.held(i)).count() + self.skeleton.as_ref().map_or(0, Skeleton::dofs)
     }
 
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
-        for (x, j) in points.iter().zip(impulses) {
-            let p = self.surface_point(x);
-            self.push(&p, j);
-        }
+        let surface: Vec<SurfacePoint> = points.iter().map(|x| self.surface_point(x)).collect();
+        let change = self.kicked(&surface, impulses).solve_state();
+        let state: Vec<Real> = self.solve_state().iter().zip(change).map(|(v, dv)| v + dv).collect();
+        self.set_solve_state(&state);
     }
 }
 
@@ -937,6 +970,7 @@ impl Solid for DeformableBody {
         }
         self.start = Some((before, std::mem::replace(&mut self.positions, moved)));
         self.surface = SurfaceCache::default();
+        self.pressure = Arc::default();
     }
 
     /// The particles' velocities, then each bone's linear and angular momentum: as a rigid
