@@ -49,7 +49,7 @@ use crate::solids::reduced::fem::{self, ElasticMaterial};
 use crate::solids::rigid::{along_path, Material};
 use crate::solids::{CoupledSolid, PartState, Solid};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tidepool_linalg::{pcg, CsrMatrix, LinearOperator, PcgParams, Preconditioner, SparseCholesky};
 
 /// A fraction of the time an elastic pressure wave takes to cross the thinnest element (and of
@@ -194,7 +194,7 @@ struct Deformed {
 /// asked for where the velocities lead ([`ContactBody::distance_after`]), with the positions
 /// it was built at (contact asks for it pair after pair, sweep after sweep, mostly unchanged).
 #[derive(Default)]
-struct SurfaceCache(Mutex<Option<Arc<Deformed>>>, Mutex<Option<(Vec<Vec3>, Arc<MeshDistance>)>>);
+struct SurfaceCache(OnceLock<Deformed>, Mutex<Option<(Vec<Vec3>, Arc<MeshDistance>)>>);
 
 impl Clone for SurfaceCache {
     fn clone(&self) -> Self {
@@ -681,9 +681,8 @@ impl DeformableBody {
     }
 
     /// The body's surface where it is now.
-    fn deformed(&self) -> Arc<Deformed> {
-        let mut cache = self.surface.0.lock().unwrap_or_else(|e| e.into_inner());
-        Arc::clone(cache.get_or_insert_with(|| Arc::new(Deformed { distance: self.surface_distance(&self.positions), found: Mutex::default() })))
+    fn deformed(&self) -> &Deformed {
+        self.surface.0.get_or_init(|| Deformed { distance: self.surface_distance(&self.positions), found: Mutex::default() })
     }
 
     /// The distance to the surface mesh with the particles at `x`: signed for a volume,
