@@ -9,8 +9,8 @@ use tidepool::solids::CoupledSolid;
 use tidepool::world::World;
 
 /// A tank 0.4 x 0.4 x 0.2 m, 16 cells across (2.5 cm cells), filled to `level`, with a rubber
-/// ball of radius 6 cm (E = 20 kPa, meshed at 4 cm) centred at `centre`; `extra` adds to the
-/// body's table and to its `deformable` table.
+/// ball of radius 6 cm (E = 20 kPa, meshed at 4 cm) centred at `centre`, with `body` added to
+/// its table and `deformable` to its `deformable` table.
 fn ball_in_tank(simulation: &str, level: Real, centre: Vec3, body: &str, deformable: &str) -> tidepool::scene::LoadedScene {
     common::tank(
         simulation,
@@ -26,7 +26,7 @@ fn ball_in_tank(simulation: &str, level: Real, centre: Vec3, body: &str, deforma
 }
 
 /// An incompressible rubber ball of the water's density, released at rest under water off the
-/// grid's planes, stays within a cell (2.5 cm) of where it started for 2 s; measured 1 mm. The
+/// grid's planes, stays within a cell (2.5 cm) of where it started for 2 s; measured 9 mm. The
 /// water's pushes on the surface reach the inside through the volume constraints within the
 /// coupled solve: with them only in the body's own step the inside sagged and the ball sank
 /// (7.5 m/s^2 at first, 13 cm in 2 s at 2 cm cells).
@@ -45,7 +45,8 @@ fn a_neutrally_buoyant_deformable_ball_hovers() {
 /// A rubber ball of half the water's density, placed with its centre at the water line and
 /// damped (`damping = 2`), floats at its Archimedes depth: over the second half of 1 s the
 /// volume below the water line is within 3% of the ball's mass over the water's density
-/// (measured 1.2%: the 2.5 cm cells' measure of a 6 cm ball).
+/// (measured 0.4%). With the body weighing its tetrahedra, cut short of the sphere, while the
+/// water saw the sphere's volume cut to the tetrahedra's, it was 5.4% too deep.
 #[test]
 fn a_light_deformable_ball_floats_at_its_archimedes_depth() {
     let loaded = ball_in_tank("frames = 24", 0.3, Vec3::new(0.193, 0.3, 0.094), "density = 500.0\ndamping = 2.0", "");

@@ -887,3 +887,22 @@ fn soft_rope_swings_out_of_its_plane_and_knocks_the_top_box_off() {
     assert!((bottom_end - bottom).norm() < 0.01, "the bottom box moved from {bottom:?} to {bottom_end:?}");
     assert!(stretch < 1e-9, "the root bone's distance from its pivot changed by {stretch:e} m");
 }
+
+/// `water_balloon.toml`, its first quarter second: both rubber balls fall into the pool — the
+/// heavy balloon's centre more than 15 cm down, under the water line, the light ball's
+/// more than 8 cm down and within its radius of the water line — and the water keeps its
+/// volume within 1%. (The whole scene, the balloon resting squashed on the floor and the light
+/// ball floating, takes minutes; `deformable_water.rs` checks hovering and Archimedes' depth.)
+#[test]
+fn water_balloon_both_balls_fall_into_the_pool() {
+    let loaded = example("water_balloon", &[("frames = 48", "frames = 6")]);
+    let mut records = Vec::new();
+    let end = common::each_frame(&loaded, 6, |_, record| records.push(*record));
+    let [balloon, float] = [0, 1].map(|b| end.solids.deformable[b].momenta().0);
+    let volume = |r: &tidepool::driver::FrameRecord| r.measures.volume;
+    let change = (volume(records.last().unwrap()) / volume(&records[0]) - 1.0).abs();
+    println!("balloon centre {:.3} m up, light ball {:.3} m; liquid volume changed by {change:.2e}", balloon.y, float.y);
+    assert!(balloon.y < 0.25, "the balloon is at {balloon:?}");
+    assert!(float.y < 0.36 - 0.08 && (float.y - 0.25).abs() < 0.06, "the light ball is at {float:?}");
+    assert!(change < 0.01, "the liquid's volume changed by {change}");
+}
