@@ -892,7 +892,7 @@ fn soft_rope_swings_out_of_its_plane_and_knocks_the_top_box_off() {
 /// heavy balloon's centre more than 15 cm down, under the water line, the light ball's
 /// more than 8 cm down and within its radius of the water line — and the water keeps its
 /// volume within 1%. (The whole scene, the balloon resting squashed on the floor and the light
-/// ball floating, takes minutes; `deformable_water.rs` checks hovering and Archimedes' depth.)
+/// ball floating, takes minutes; `deformable.rs` checks hovering and Archimedes' depth.)
 #[test]
 fn water_balloon_both_balls_fall_into_the_pool() {
     let loaded = example("water_balloon", &[("frames = 48", "frames = 6")]);
