@@ -186,6 +186,8 @@ impl SurfacePoint {
 /// The body's surface where it is now, for distances and the surface points of world points.
 struct Deformed {
     distance: MeshDistance,
+    /// The volume the surface encloses (a volume's; unused for a sheet).
+    enclosed: Real,
     /// Surface points found so far, by their world points' bits.
     found: Mutex<HashMap<[u64; 3], SurfacePoint>>,
 }
@@ -682,16 +684,18 @@ impl DeformableBody {
 
     /// The body's surface where it is now.
     fn deformed(&self) -> &Deformed {
-        self.surface.0.get_or_init(|| Deformed { distance: self.surface_distance(&self.positions), found: Mutex::default() })
+        self.surface.0.get_or_init(|| {
+            let mesh = self.surface_mesh(&self.positions);
+            Deformed { distance: self.surface_distance(&mesh), enclosed: mesh.signed_volume(), found: Mutex::default() }
+        })
     }
 
-    /// The distance to the surface mesh with the particles at `x`: signed for a volume,
+    /// The distance to `mesh`, the body's surface somewhere: signed for a volume,
     /// unsigned for a sheet.
-    fn surface_distance(&self, x: &[Vec3]) -> MeshDistance {
-        let mesh = self.surface_mesh(x);
+    fn surface_distance(&self, mesh: &TriMesh) -> MeshDistance {
         let distance = match self.model.elements {
-            Elements::Volume(_) => MeshDistance::new(&mesh).or_else(|_| MeshDistance::unsigned(&mesh)),
-            Elements::Shell(_) => MeshDistance::unsigned(&mesh),
+            Elements::Volume(_) => MeshDistance::new(mesh).or_else(|_| MeshDistance::unsigned(mesh)),
+            Elements::Shell(_) => MeshDistance::unsigned(mesh),
         };
         distance.expect("a checked mesh has a surface")
     }
@@ -780,7 +784,7 @@ impl CoupledSolid for DeformableBody {
     /// sheet's: its area times its thickness.
     fn volume(&self) -> Real {
         match self.model.elements {
-            Elements::Volume(_) => self.surface_mesh(&self.positions).signed_volume(),
+            Elements::Volume(_) => self.deformed().enclosed,
             Elements::Shell(_) => self.model.elements.volume(),
         }
     }
@@ -847,7 +851,7 @@ impl ContactBody for DeformableBody {
         let distance = match last.as_ref().filter(|(at, _)| *at == moved) {
             Some((_, distance)) => Arc::clone(distance),
             None => {
-                let distance = Arc::new(self.surface_distance(&moved));
+                let distance = Arc::new(self.surface_distance(&self.surface_mesh(&moved)));
                 *last = Some((moved, Arc::clone(&distance)));
                 distance
             }
