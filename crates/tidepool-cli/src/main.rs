@@ -263,6 +263,10 @@ fn describe(world: &World) -> String {
             let [nx, nz] = f.sheet.dims;
             format!("{nx} x {nz} nodes, {} particles", f.gas.total())
         }
+        Fluid::Smoke(f) => {
+            let [nx, ny, nz] = f.grid.dims;
+            format!("smoke, {nx} x {ny} x {nz} cells")
+        }
     }
 }
 
@@ -300,6 +304,20 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             let mode = serde_json::to_value(flip.incompressibility)?;
             let _ = writeln!(out, "scene      {}: valid (FLIP, {} incompressibility)", path.display(), mode.as_str().unwrap_or("?"));
             (memory, format!("{} particles of {:.4} kg ({:.3} kg) initially; up to about {particles} with the sources", f.positions.len(), f.particle_mass, f.liquid_mass()))
+        }
+        Fluid::Smoke(f) => {
+            let _ = writeln!(out, "scene      {}: valid (smoke)", path.display());
+            let memory = world.heap_bytes();
+            (
+                memory,
+                format!(
+                    "air of {} kg/m^3 at {} K, {:.4} m^3 of smoke initially, {} sources",
+                    f.params.air_density,
+                    f.params.ambient_temperature,
+                    f.amount(&f.density),
+                    f.sources.len()
+                ),
+            )
         }
         _ => {
             let with_bodies = !loaded.bodies.is_empty();

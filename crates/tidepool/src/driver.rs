@@ -67,7 +67,7 @@ impl Default for LevelSetTotals {
 /// A fluid's solver figures summed over a frame's substeps.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FluidTotals {
-    /// The level-set liquid's pressure solves.
+    /// The level-set liquid's (or smoke's) pressure solves.
     LevelSet(LevelSetTotals),
     /// FLIP's velocity solves and density corrections.
     Flip(FlipTotals),
@@ -79,7 +79,7 @@ impl FluidTotals {
     /// Nothing yet, for `fluid`.
     pub fn new(fluid: &Fluid) -> Self {
         match fluid {
-            Fluid::LevelSet(_) => FluidTotals::LevelSet(LevelSetTotals::default()),
+            Fluid::LevelSet(_) | Fluid::Smoke(_) => FluidTotals::LevelSet(LevelSetTotals::default()),
             Fluid::Flip(_) => FluidTotals::Flip(FlipTotals::default()),
             Fluid::Surface(_) => FluidTotals::Surface,
         }

@@ -34,11 +34,13 @@
 //!    `simulation.max_speed` anywhere is a blow-up.
 //!
 //! FLIP runs the phases of [`crate::fluids::flip`] with the same body phases around its
-//! velocity solve; the surface flow steps its automaton.
+//! velocity solve, smoke those of [`crate::fluids::smoke`] with them around its projection;
+//! the surface flow steps its automaton.
 
 use crate::coupling::poisson::ProjectionReport;
 use crate::coupling::{Contacts, TrialLiquid};
 use crate::fluids::flip::{FlipLiquid, FlipTimings, SolveReport};
+use crate::fluids::smoke::SmokeFluid;
 use crate::fluids::viscosity::DiffusionReport;
 use crate::fluids::{Fluid, LevelSetFluid};
 use crate::math::{Real, Vec3};
@@ -53,7 +55,7 @@ use std::time::Instant;
 pub struct PhaseTimings {
     /// Particles, level set advection, correction, reinitialisation, reseeding.
     pub surface: f64,
-    /// Velocity self-advection.
+    /// Velocity self-advection (smoke: with its smoke and heat).
     pub velocity_advection: f64,
     /// Sources and gravity.
     pub forces: f64,
@@ -94,7 +96,8 @@ impl PhaseTimings {
 /// What the fluid's phases did in one substep.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FluidStep {
-    /// The level-set liquid's viscous and pressure solves and phase timings.
+    /// The level-set liquid's (or smoke's: no viscosity) viscous and pressure solves and phase
+    /// timings.
     LevelSet { viscosity: DiffusionReport, projection: ProjectionReport, timings: PhaseTimings },
     /// FLIP's solves and phase timings.
     Flip { solve: SolveReport, timings: FlipTimings },
@@ -213,6 +216,7 @@ pub fn step(world: &mut World, dt: Real) -> Result<StepReport, String> {
         Fluid::LevelSet(_) if dry => dry_step(solids, settings, clock, dt),
         Fluid::LevelSet(f) => level_set_step(f, solids, settings, clock, dt)?,
         Fluid::Flip(f) => flip_step(f, solids, settings, clock, dt)?,
+        Fluid::Smoke(f) => smoke_step(f, solids, settings, clock, dt),
         Fluid::Surface(f) => {
             f.step();
             StepReport { dt, impulse_on_liquid: Vec3::zeros(), fluid: FluidStep::Surface }
@@ -268,6 +272,46 @@ fn flip_step(f: &mut FlipLiquid, solids: &mut Solids, settings: &Settings, clock
     }
     f.finish(sub, dt, settings, &solids.coupled());
     Ok(StepReport { dt, impulse_on_liquid, fluid: FluidStep::Flip { solve: f.last, timings: f.timings } })
+}
+
+/// Smoke's substep (the phases of [`crate::fluids::smoke`]): the solids' position update
+/// around a coupled solve with the air, as for the level-set liquid; the smoke, the heat and
+/// the velocity carried; sources, buoyancy and vorticity confinement (and the solids' forces);
+/// the coupled projection, again after contact with the solids held; velocity extension.
+fn smoke_step(f: &mut SmokeFluid, solids: &mut Solids, settings: &Settings, clock: &Clock, dt: Real) -> StepReport {
+    let mut timings = PhaseTimings::default();
+    let mut stopwatch = Instant::now();
+    let mut lap = |slot: &mut f64| {
+        let now = Instant::now();
+        *slot += (now - stopwatch).as_secs_f64();
+        stopwatch = now;
+    };
+    if !solids.is_empty() {
+        let air = &*f;
+        advance_solid_positions(solids, clock.time, &settings.gravity, dt, Some(&|coupled, after_contact| air.solve_for_bodies(0.5 * dt, coupled, after_contact)));
+        lap(&mut timings.bodies);
+    }
+    f.advect(dt);
+    lap(&mut timings.velocity_advection);
+    f.apply_sources(clock.time);
+    f.apply_forces(dt);
+    for solid in solids.iter_mut() {
+        solid.predict_velocities(dt, &settings.gravity, clock.time);
+    }
+    lap(&mut timings.forces);
+    let (mut valid, report) = f.project(dt, &mut solids.coupled_mut());
+    let mut impulse_on_liquid = report.impulse_on_liquid;
+    lap(&mut timings.projection);
+    if let Some((_, contacts)) = contact_all(solids, dt) {
+        lap(&mut timings.bodies);
+        let (held_valid, report) = f.project_held(dt, &mut solids.coupled_mut(), &contacts);
+        valid = held_valid;
+        impulse_on_liquid += report.impulse_on_liquid;
+        lap(&mut timings.projection);
+    }
+    f.extend_velocity(valid, settings.cfl.ceil() as usize + 4);
+    lap(&mut timings.extrapolation);
+    StepReport { dt, impulse_on_liquid, fluid: FluidStep::LevelSet { viscosity: DiffusionReport::default(), projection: f.last_projection, timings } }
 }
 
 /// The level-set liquid's substep (the phases in the module documentation).
@@ -328,7 +372,7 @@ fn level_set_step(f: &mut LevelSetFluid, solids: &mut Solids, settings: &Setting
         lap(&mut timings.projection);
     }
     let layers = settings.cfl.ceil() as usize + 4;
-    f.liquid.extend_velocity(&grid, &f.statics, valid, layers);
+    crate::fluids::eulerian::extend_velocity(&grid, &f.statics, &mut f.liquid.velocity, valid, layers);
     lap(&mut timings.extrapolation);
     f.liquid.evolve_strain(&grid, dt);
     lap(&mut timings.elasticity);

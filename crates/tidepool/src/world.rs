@@ -5,9 +5,11 @@ use crate::fluids::eulerian::{LevelSetLiquid, LiquidParams};
 use crate::fluids::flip::{Explosion, FlipLiquid, FlipParams};
 use crate::fluids::lattice::{LatticeGas, SurfaceFlow};
 use crate::fluids::multiphase::{Phase, PhaseChange, Phases, Reaction};
+use crate::fluids::smoke::{SmokeFluid, SmokeParams, SmokeSource};
 use crate::fluids::viscoelasticity::Elasticity;
 use crate::fluids::viscosity::Viscosity;
 use crate::fluids::{Fluid, LevelSetFluid};
+use crate::geometry::Shape;
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::scene::surface::{LoadedSurfaceScene, SurfaceSetup};
@@ -137,6 +139,39 @@ pub fn flip_params(loaded: &LoadedScene) -> FlipParams {
     }
 }
 
+/// The smoke of a scene with `[smoke]`, in the domain's walls and obstacles `statics`.
+fn smoke(loaded: &LoadedScene, statics: StaticSolids) -> SmokeFluid {
+    let scene = &loaded.scene;
+    let smoke = scene.smoke.as_ref().expect("a smoke scene");
+    let settings = scene.simulation.settings();
+    let params = SmokeParams {
+        air_density: smoke.air_density,
+        ambient_temperature: smoke.ambient_temperature,
+        weight: smoke.weight,
+        vorticity: smoke.vorticity,
+        advection: smoke.advection,
+        pressure: PcgParams { tolerance: smoke.pressure_tolerance, max_iterations: smoke.pressure_max_iterations as usize },
+        preconditioner: scene.liquid.pressure_preconditioner,
+        gravity: settings.gravity.norm(),
+        up: settings.up(),
+    };
+    let regions: Vec<(Shape, Real, Real)> = smoke.region.iter().zip(&loaded.smoke_regions).map(|(r, shape)| (shape.clone(), r.density, r.temperature)).collect();
+    let sources = smoke
+        .source
+        .iter()
+        .zip(&loaded.smoke_sources)
+        .map(|(s, shape)| SmokeSource {
+            shape: shape.clone(),
+            density: s.density,
+            temperature: s.temperature,
+            velocity: vec3(s.velocity),
+            start: s.start,
+            end: s.end.unwrap_or(Real::INFINITY),
+        })
+        .collect();
+    SmokeFluid::new(loaded.grid, statics, params, &regions, sources)
+}
+
 /// The scene's explosions (FLIP).
 fn explosions(loaded: &LoadedScene) -> Vec<Explosion> {
     loaded.scene.liquid.flip.explosion.iter().map(|e| Explosion { center: vec3(e.center), radius: e.radius, speed: e.speed, time: e.time }).collect()
@@ -224,6 +259,7 @@ impl World {
             }
         }
         let fluid = match scene.liquid.method {
+            _ if scene.smoke.is_some() => Fluid::Smoke(Box::new(smoke(loaded, statics))),
             LiquidMethod::Flip => {
                 let inside = |x: &Vec3| loaded.in_initial_liquid(x, 0.0);
                 Fluid::Flip(Box::new(FlipLiquid::new(grid, statics, flip_params(loaded), explosions(loaded), loaded.liquid_sources(), inside, &solids.coupled())))
@@ -329,6 +365,14 @@ impl World {
                 }
             }
             Fluid::Flip(f) => f.cfl_dt(s, fastest_body),
+            Fluid::Smoke(f) => {
+                let air = f.cfl_dt(s.cfl);
+                if fastest_body > 0.0 {
+                    air.min(s.cfl * f.grid.dx / fastest_body)
+                } else {
+                    air
+                }
+            }
             Fluid::Surface(f) => f.dt,
         })
     }

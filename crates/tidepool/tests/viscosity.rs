@@ -49,7 +49,7 @@ fn vortex_energies(method: &str, liquid: &str, frames: u32, phase: Option<&str>)
                 *v = velocity.at(&grid, x);
             }
         }
-        Fluid::Surface(_) => unreachable!(),
+        Fluid::Surface(_) | Fluid::Smoke(_) => unreachable!(),
     }
     let mut energies = Vec::new();
     let mut driver = tidepool::driver::Driver::new(world, Vec::new());

@@ -6,6 +6,7 @@ pub mod eulerian;
 pub mod flip;
 pub mod lattice;
 pub mod multiphase;
+pub mod smoke;
 pub mod viscoelasticity;
 pub mod viscosity;
 
@@ -17,6 +18,7 @@ use crate::solids::StaticSolids;
 use eulerian::{LevelSetLiquid, LiquidMeasures, LiquidSource, LiquidSurface};
 use flip::FlipLiquid;
 use lattice::SurfaceFlow;
+use smoke::SmokeFluid;
 use std::borrow::Cow;
 use tidepool_linalg::reduce::sum_by;
 
@@ -50,6 +52,8 @@ pub enum Fluid {
     Flip(Box<FlipLiquid>),
     /// Water as a lattice gas on an elastic height field ([`lattice`]).
     Surface(Box<SurfaceFlow>),
+    /// Smoke-laden air filling the grid ([`smoke`]).
+    Smoke(Box<SmokeFluid>),
 }
 
 impl Fluid {
@@ -60,15 +64,17 @@ impl Fluid {
             Fluid::LevelSet(f) => f.liquid.check(max_speed),
             Fluid::Flip(f) => f.check(max_speed),
             Fluid::Surface(f) => f.check(),
+            Fluid::Smoke(f) => f.check(max_speed),
         }
     }
 
-    /// The model's name in outputs: `level-set`, `flip` or `surface-flow`.
+    /// The model's name in outputs: `level-set`, `flip`, `surface-flow` or `smoke`.
     pub fn kind(&self) -> &'static str {
         match self {
             Fluid::LevelSet(_) => "level-set",
             Fluid::Flip(_) => "flip",
             Fluid::Surface(_) => "surface-flow",
+            Fluid::Smoke(_) => "smoke",
         }
     }
 
@@ -77,6 +83,7 @@ impl Fluid {
         match self {
             Fluid::LevelSet(f) => Some(&f.grid),
             Fluid::Flip(f) => Some(&f.grid),
+            Fluid::Smoke(f) => Some(&f.grid),
             Fluid::Surface(_) => None,
         }
     }
@@ -86,23 +93,25 @@ impl Fluid {
         match self {
             Fluid::LevelSet(f) => Some(&f.statics),
             Fluid::Flip(f) => Some(&f.statics),
+            Fluid::Smoke(f) => Some(&f.statics),
             Fluid::Surface(_) => None,
         }
     }
 
     /// A level set of a grid fluid's liquid at cell centres (negative inside, extended into
     /// solids): the particle level set, or FLIP's from its cells' fill
-    /// ([`FlipLiquid::liquid_phi`] around `bodies`).
+    /// ([`FlipLiquid::liquid_phi`] around `bodies`); `None` for smoke, which has no surface.
     pub fn cell_phi(&self, bodies: &[&dyn crate::solids::CoupledSolid]) -> Option<Cow<'_, Array3<Real>>> {
         match self {
             Fluid::LevelSet(f) => Some(Cow::Borrowed(&f.liquid.phi)),
             Fluid::Flip(f) => Some(Cow::Owned(f.liquid_phi(&f.density, bodies))),
-            Fluid::Surface(_) => None,
+            Fluid::Surface(_) | Fluid::Smoke(_) => None,
         }
     }
 
     /// Volume (m^3), kinetic energy (J), momentum (kg m/s) and the largest speed (m/s) of the
-    /// liquid (a surface flow: its water volume, and the sheet's kinetic energy).
+    /// liquid (a surface flow: its water volume, and the sheet's kinetic energy; smoke: the
+    /// smoke's amount as the volume, [`SmokeFluid::measures`]).
     pub fn measures(&self) -> LiquidMeasures {
         match self {
             Fluid::LevelSet(f) => f.liquid.measures(&f.grid, &f.statics),
@@ -111,6 +120,7 @@ impl Fluid {
                 let energy = f.sheet.energy(f.dt, &f.gravity);
                 LiquidMeasures { volume: f.water_volume(), kinetic_energy: energy.kinetic, momentum: Vec3::zeros(), max_speed: 0.0 }
             }
+            Fluid::Smoke(f) => f.measures(),
         }
     }
 
@@ -120,7 +130,7 @@ impl Fluid {
     }
 
     /// The liquid's surface from its `phi` ([`Self::surface_phi`]; `None` for the surface
-    /// flow, whose water mesh it is).
+    /// flow, whose water mesh it is, and for smoke, which has none: an empty mesh).
     pub fn surface_from(&self, phi: Option<&Sampled<Real>>) -> LiquidSurface {
         match (self, phi) {
             (Fluid::LevelSet(f), Some(phi)) => f.liquid.surface_from(&f.grid, phi),
@@ -131,6 +141,7 @@ impl Fluid {
                 let velocities = vec![Vec3::zeros(); water.vertices.len()];
                 LiquidSurface { mesh: water, velocities }
             }
+            (Fluid::Smoke(_), _) => LiquidSurface { mesh: Default::default(), velocities: Vec::new() },
         }
     }
 
@@ -140,17 +151,19 @@ impl Fluid {
         match self {
             Fluid::LevelSet(f) => advect_points(&f.grid, &f.liquid.velocity, points, dt),
             Fluid::Flip(f) => advect_points(&f.grid, &f.velocity, points, dt),
+            Fluid::Smoke(f) => advect_points(&f.grid, &f.velocity, points, dt),
             Fluid::Surface(_) => {}
         }
     }
 
     /// The signed distance (m, negative in the liquid) whose zero set is the surface mesh, on
-    /// the lattice it is extracted from; `None` for the surface flow, which has no level set.
+    /// the lattice it is extracted from; `None` for the surface flow and smoke, which have no
+    /// level set.
     pub fn surface_phi(&self) -> Option<Sampled<Real>> {
         match self {
             Fluid::LevelSet(f) => Some(f.liquid.padded_phi(&f.grid)),
             Fluid::Flip(f) => Some(f.surface_phi()),
-            Fluid::Surface(_) => None,
+            Fluid::Surface(_) | Fluid::Smoke(_) => None,
         }
     }
 
@@ -161,7 +174,7 @@ impl Fluid {
         match self {
             Fluid::LevelSet(f) => Some(f.liquid.velocity_volume(&f.grid)),
             Fluid::Flip(f) => Some(f.velocity_volume(phi)),
-            Fluid::Surface(_) => None,
+            Fluid::Surface(_) | Fluid::Smoke(_) => None,
         }
     }
 
@@ -171,6 +184,7 @@ impl Fluid {
             Fluid::LevelSet(f) => f.statics.heap_bytes() + f.liquid.heap_bytes(),
             Fluid::Flip(f) => f.heap_bytes(),
             Fluid::Surface(f) => f.heap_bytes(),
+            Fluid::Smoke(f) => f.heap_bytes(),
         }
     }
 
@@ -180,6 +194,7 @@ impl Fluid {
             Fluid::LevelSet(f) => f.liquid.save_state(),
             Fluid::Flip(f) => f.save_state(),
             Fluid::Surface(f) => f.save_state(),
+            Fluid::Smoke(f) => f.save_state(),
         }
     }
 
@@ -199,6 +214,7 @@ impl Fluid {
             Fluid::LevelSet(f) => f.liquid.restore_state(bytes),
             Fluid::Flip(f) => f.restore_state(bytes),
             Fluid::Surface(f) => f.restore_state(bytes),
+            Fluid::Smoke(f) => f.restore_state(bytes),
         }
     }
 }

@@ -127,6 +127,8 @@ impl FrameSink for MeshSink {
                 let particles = TriMesh { vertices: f.positions.clone(), triangles: Vec::new() };
                 write_atomic(&stem("particles").with_extension("ply"), &ply_bytes(&particles, Some(&f.velocities), "tidepool FLIP particles"))?;
             }
+            // Smoke has no surface: its meshes are the bodies' (the smoke is in the volumes).
+            Fluid::Smoke(_) => return Ok(()),
             _ => {}
         }
         for (name, surface) in frame.phase_surfaces() {

@@ -79,8 +79,12 @@ pub fn sinks(scene: &AnyScene, dir: &Path, resume_after: Option<u32>) -> Result<
                 sinks.push(Box::new(mesh_files::MeshSink::new(dir, out.every, wants(Format::Ply), wants(Format::Obj))));
             }
             if wants(Format::Vtk) {
-                let flip = loaded.scene.liquid.method == LiquidMethod::Flip;
-                sinks.push(Box::new(vtk::VtkSink::new(dir, out.every, loaded.scene.simulation.fps, resume_after, flip, !loaded.bodies.is_empty())));
+                let fluid: &[&'static str] = match loaded.scene.liquid.method {
+                    _ if loaded.scene.smoke.is_some() => &["fields"],
+                    LiquidMethod::Flip => &["particles", "surface"],
+                    LiquidMethod::LevelSet => &["fields", "surface"],
+                };
+                sinks.push(Box::new(vtk::VtkSink::new(dir, out.every, loaded.scene.simulation.fps, resume_after, fluid, !loaded.bodies.is_empty())));
             }
             if wants(Format::Vdb) {
                 sinks.push(Box::new(vdb::VdbSink::new(dir, out.every)));

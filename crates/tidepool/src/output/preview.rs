@@ -7,9 +7,10 @@ use crate::error::Result;
 use crate::fluids::lattice::SurfaceFlow;
 use crate::fluids::Fluid;
 use crate::geometry::TriMesh;
-use crate::grid::Grid;
+use crate::grid::{Grid, Location};
 use crate::math::{vec3, Real, Vec3};
 use crate::solids::Solid;
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// A pinhole camera.
@@ -294,29 +295,112 @@ impl Raster {
         }
     }
 
-    /// Blends the liquids' layers over the opaque surfaces, far to near, and box-filters 2x2
-    /// blocks into 8-bit RGB.
-    fn downsample(&self) -> Vec<u8> {
+    /// Blends the liquids' layers over the opaque surfaces, far to near, then the `smoke` in
+    /// front of them ([`Smoke::over`]), and box-filters 2x2 blocks into 8-bit RGB.
+    fn downsample(&self, smoke: Option<&Smoke>) -> Vec<u8> {
         let (w, h) = (self.camera.width / 2, self.camera.height / 2);
-        let mut rgb = Vec::with_capacity(w * h * 3);
-        let mut in_front: Vec<(f32, Vec3)> = Vec::with_capacity(self.layers.len());
-        for y in 0..h {
+        let row = |y: usize| {
+            let mut rgb = Vec::with_capacity(w * 3);
+            let mut in_front: Vec<(f32, Vec3)> = Vec::with_capacity(self.layers.len());
             for x in 0..w {
-                let mut c = Vec3::zeros();
-                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                let mut samples = [(0.0, Vec3::zeros()); 4];
+                for (sample, (dx, dy)) in samples.iter_mut().zip([(0, 0), (1, 0), (0, 1), (1, 1)]) {
                     let pixel = (2 * y + dy) * self.camera.width + 2 * x + dx;
                     in_front.clear();
                     in_front.extend(self.layers.iter().filter(|l| l.depth[pixel] < self.depth[pixel]).map(|l| (l.depth[pixel], from_bytes(l.color[pixel]))));
                     in_front.sort_by(|a, b| b.0.total_cmp(&a.0));
                     let blend = |(behind, opacity): (Vec3, Real), (_, liquid): &(f32, Vec3)| (liquid * opacity + behind * (1.0 - opacity), OUTER_OPACITY);
-                    c += in_front.iter().fold((from_bytes(self.color[pixel]), WATER_OPACITY), blend).0;
+                    let nearest = in_front.last().map_or(self.depth[pixel], |l| l.0);
+                    *sample = (Real::from(nearest), in_front.iter().fold((from_bytes(self.color[pixel]), WATER_OPACITY), blend).0);
                 }
+                if let Some(smoke) = smoke {
+                    smoke.over(&self.camera, 2 * x + 1, 2 * y + 1, &mut samples);
+                }
+                let c: Vec3 = samples.iter().map(|s| s.1).sum();
                 for v in (c * 0.25).iter() {
                     rgb.push((v.clamp(0.0, 1.0).powf(1.0 / 1.1) * 255.0).round() as u8);
                 }
             }
+            rgb
+        };
+        (0..h).into_par_iter().flat_map_iter(row).collect()
+    }
+}
+
+/// Optical depth of a unit smoke density over one cell: ten cells of it let through
+/// `exp(-3)`, 5% of what lies behind.
+const SMOKE_OPACITY: Real = 0.3;
+
+/// The colour of cool smoke, and of the hottest.
+const SMOKE_COLOUR: [Real; 3] = [0.33, 0.34, 0.38];
+const FLAME_COLOUR: [Real; 3] = [0.95, 0.5, 0.12];
+
+/// Kelvin above ambient at which smoke shows the flame colour whole.
+const GLOWING: Real = 300.0;
+
+/// A smoke volume as the preview draws it: absorbing and emitting its own colour (from grey to
+/// orange as it heats up), marched along each pixel's centre ray a half cell at a time.
+struct Smoke<'a> {
+    grid: &'a Grid,
+    density: &'a crate::grid::Array3<Real>,
+    temperature: &'a crate::grid::Array3<Real>,
+}
+
+impl Smoke<'_> {
+    /// Composites the smoke in front of each of a pixel's `samples` (view depth, colour) over
+    /// it, front to back along the ray through the supersampled pixel `(px, py)`.
+    fn over(&self, camera: &Camera, px: usize, py: usize, samples: &mut [(Real, Vec3); 4]) {
+        let (lo, hi) = (self.grid.origin, self.grid.max_corner());
+        // The ray `eye + z dir`, `z` the view depth.
+        let dir =
+            camera.forward + camera.right * ((px as Real - 0.5 * camera.width as Real) / camera.focal) - camera.up * ((py as Real - 0.5 * camera.height as Real) / camera.focal);
+        let (mut enter, mut exit) = (0.0 as Real, Real::INFINITY);
+        for a in 0..3 {
+            if dir[a].abs() < 1e-12 {
+                if camera.eye[a] < lo[a] || camera.eye[a] > hi[a] {
+                    return;
+                }
+                continue;
+            }
+            let (t0, t1) = ((lo[a] - camera.eye[a]) / dir[a], (hi[a] - camera.eye[a]) / dir[a]);
+            enter = enter.max(t0.min(t1));
+            exit = exit.min(t0.max(t1));
         }
-        rgb
+        let farthest = samples.iter().map(|s| s.0).fold(0.0, Real::max);
+        exit = exit.min(farthest);
+        if exit <= enter {
+            return;
+        }
+        let step = 0.5 * self.grid.dx / dir.norm();
+        let mut order = [0, 1, 2, 3];
+        order.sort_by(|&a, &b| samples[a].0.total_cmp(&samples[b].0));
+        let (mut light, mut through) = (Vec3::zeros(), 1.0);
+        let mut next = 0;
+        let mut z = enter;
+        while next < 4 {
+            let reached = (z + step).min(exit);
+            while next < 4 && samples[order[next]].0 <= z {
+                let sample = &mut samples[order[next]];
+                sample.1 = light + through * sample.1;
+                next += 1;
+            }
+            if z >= exit {
+                for &o in &order[next..] {
+                    samples[o].1 = light + through * samples[o].1;
+                }
+                break;
+            }
+            let x = camera.eye + dir * (0.5 * (z + reached));
+            let density = self.grid.interpolate(self.density, Location::Cell, &x).max(0.0);
+            if density > 0.0 {
+                let heat = (self.grid.interpolate(self.temperature, Location::Cell, &x) / GLOWING).clamp(0.0, 1.0);
+                let colour = vec3(SMOKE_COLOUR) * (1.0 - heat) + vec3(FLAME_COLOUR) * heat;
+                let absorbed = 1.0 - (-SMOKE_OPACITY * density * (reached - z) * dir.norm() / self.grid.dx).exp();
+                light += through * absorbed * colour;
+                through *= 1.0 - absorbed;
+            }
+            z = reached;
+        }
     }
 }
 
@@ -333,11 +417,11 @@ pub fn png_bytes(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// Renders the liquid surface, the obstacles and the bodies of a frame of a grid fluid, or
-/// the top-down picture of a surface flow.
+/// Renders the liquid surface (or the smoke), the obstacles and the bodies of a frame of a grid
+/// fluid, or the top-down picture of a surface flow.
 pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh) -> Vec<u8> {
     let world = frame.world;
-    let grid_scene = |grid: &Grid| {
+    let grid_scene = |grid: &Grid, smoke: Option<Smoke>| {
         // Bodies simulated in full in coral, the others (rigid and modal) in gold.
         let solids = &world.solids;
         let full = solids.deformable.iter().map(|s| (Solid::surface(s).0, SOFT_BODY_COLOUR));
@@ -347,19 +431,28 @@ pub fn render(frame: &Frame, camera: &crate::scene::Camera, obstacles: &TriMesh)
             [] => vec![&frame.surface().mesh],
             phases => phases.iter().map(|(_, s)| &s.mesh).collect(),
         };
-        render_scene(grid, camera, obstacles, &bodies, &world.tracers, &liquids)
+        render_scene(grid, camera, obstacles, &bodies, &world.tracers, &liquids, smoke.as_ref())
     };
     match &world.fluid {
-        Fluid::LevelSet(f) => grid_scene(&f.grid),
-        Fluid::Flip(f) => grid_scene(&f.grid),
+        Fluid::LevelSet(f) => grid_scene(&f.grid, None),
+        Fluid::Flip(f) => grid_scene(&f.grid, None),
+        Fluid::Smoke(f) => grid_scene(&f.grid, Some(Smoke { grid: &f.grid, density: &f.density, temperature: &f.temperature })),
         Fluid::Surface(flow) => lattice_preview(flow),
     }
 }
 
 /// Renders the domain's far walls and floor, `obstacles`, `bodies`, `tracers` (white dots 0.6
-/// of a cell across) and the surfaces of the `liquids` (one, or each phase of several, in
-/// the phases' colours) from `camera` as PNG bytes.
-pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriMesh, bodies: &[(TriMesh, Vec3)], tracers: &[Vec3], liquids: &[&TriMesh]) -> Vec<u8> {
+/// of a cell across), the surfaces of the `liquids` (one, or each phase of several, in
+/// the phases' colours) and the `smoke` from `camera` as PNG bytes.
+fn render_scene(
+    grid: &Grid,
+    camera: &crate::scene::Camera,
+    obstacles: &TriMesh,
+    bodies: &[(TriMesh, Vec3)],
+    tracers: &[Vec3],
+    liquids: &[&TriMesh],
+    smoke: Option<&Smoke>,
+) -> Vec<u8> {
     let (w, h) = (camera.width as usize, camera.height as usize);
     let mut raster = Raster::new(Camera::from_scene(camera, grid, 2 * w, 2 * h), liquids.len());
     raster.far_walls(grid);
@@ -371,7 +464,7 @@ pub fn render_scene(grid: &Grid, camera: &crate::scene::Camera, obstacles: &TriM
     for (layer, liquid) in liquids.iter().enumerate() {
         raster.mesh(liquid, Material::Liquid { layer, base: phase_colour(layer) });
     }
-    png_bytes(w as u32, h as u32, &raster.downsample())
+    png_bytes(w as u32, h as u32, &raster.downsample(smoke))
 }
 
 /// An octahedron of `radius` at each point (triangles facing out).

@@ -21,7 +21,7 @@ pub struct StatsLine {
     pub substeps: u32,
     /// Wall-clock seconds simulating the frame.
     pub wall_seconds: f64,
-    /// The fluid model: `level-set`, `flip` or `surface-flow`.
+    /// The fluid model: `level-set`, `flip`, `surface-flow` or `smoke`.
     pub fluid: &'static str,
     /// The fluid's figures.
     #[serde(flatten)]
@@ -37,6 +37,7 @@ pub enum FluidLine {
     LevelSet(LevelSetLine),
     Flip(FlipLine),
     Surface(SurfaceLine),
+    Smoke(SmokeLine),
 }
 
 /// The level-set liquid's figures.
@@ -75,6 +76,24 @@ pub struct FlipLine {
     /// The frame's solves and seconds per phase.
     #[serde(flatten)]
     pub totals: FlipTotals,
+}
+
+/// Smoke's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct SmokeLine {
+    /// The smoke's amount, its density summed over the cells times their volume (m^3).
+    pub smoke_amount: f64,
+    /// The heat: the temperature above ambient summed over the cells times their volume (K m^3).
+    pub heat: f64,
+    /// The air's kinetic energy (J).
+    pub kinetic_energy: f64,
+    /// Largest air speed (m/s).
+    pub max_speed: f64,
+    /// Linear momentum of the air and the bodies together (kg m/s).
+    pub total_momentum: [f64; 3],
+    /// Pressure iterations, residual, convergence and seconds per phase over the frame.
+    #[serde(flatten)]
+    pub totals: LevelSetTotals,
 }
 
 /// The surface flow's figures.
@@ -148,6 +167,14 @@ impl StatsLine {
                 kinetic_energy: m.kinetic_energy,
                 max_speed: m.max_speed,
                 particles: f.liquid.particles.len() + f.liquid.phases.iter().flat_map(|p| &p.particles).map(Vec::len).sum::<usize>(),
+                total_momentum,
+                totals: if let FluidTotals::LevelSet(t) = r.totals { t } else { LevelSetTotals::default() },
+            }),
+            Fluid::Smoke(f) => FluidLine::Smoke(SmokeLine {
+                smoke_amount: m.volume,
+                heat: f.amount(&f.temperature),
+                kinetic_energy: m.kinetic_energy,
+                max_speed: m.max_speed,
                 total_momentum,
                 totals: if let FluidTotals::LevelSet(t) = r.totals { t } else { LevelSetTotals::default() },
             }),

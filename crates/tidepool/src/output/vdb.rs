@@ -12,6 +12,7 @@
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
 use crate::error::Result;
+use crate::fluids::Fluid;
 use crate::grid::{Array3, Sampled};
 use crate::math::{Real, Vec3};
 use flate2::write::ZlibEncoder;
@@ -107,9 +108,16 @@ impl Grid<f32> {
     /// A fog volume from a signed distance: the fraction of each voxel inside,
     /// `clamp(1/2 − phi / spacing, 0, 1)`, active where above zero.
     pub fn fog_volume(name: &str, phi: &Sampled<Real>) -> Self {
-        let values = phi.values.par_map(|_, _, _, v| (0.5 - v / phi.spacing).clamp(0.0, 1.0) as f32);
-        let active = values.par_map(|_, _, _, v| v > 0.0);
-        Grid { name: name.into(), class: GridClass::FogVolume, vector_type: None, background: 0.0, values, active, origin: phi.origin, spacing: phi.spacing }
+        let density = Sampled { values: phi.values.par_map(|_, _, _, v| (0.5 - v / phi.spacing).clamp(0.0, 1.0)), origin: phi.origin, spacing: phi.spacing };
+        Grid::scalar(name, &density, GridClass::FogVolume)
+    }
+
+    /// A scalar grid of `field`'s values (a smoke's density, its temperature) in `class`, with
+    /// background 0, active where not zero.
+    pub fn scalar(name: &str, field: &Sampled<Real>, class: GridClass) -> Self {
+        let values = field.values.par_map(|_, _, _, v| v as f32);
+        let active = values.par_map(|_, _, _, v| v != 0.0);
+        Grid { name: name.into(), class, vector_type: None, background: 0.0, values, active, origin: field.origin, spacing: field.spacing }
     }
 }
 
@@ -412,7 +420,8 @@ fn string(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Writes `volume_NNNN.vdb` every `every` frames: the liquid's `surface` (level set, three
-/// voxels of half width), `density` (fog volume) and `vel` (velocity).
+/// voxels of half width), `density` (fog volume) and `vel` (velocity); smoke's `density` (fog
+/// volume, the smoke density as it is), `temperature` (kelvin above ambient) and `vel`.
 pub struct VdbSink {
     dir: PathBuf,
     every: u32,
@@ -431,7 +440,17 @@ pub const HALF_WIDTH: Real = 3.0;
 impl FrameSink for VdbSink {
     fn write(&mut self, frame: &Frame) -> Result<()> {
         let r = frame.record;
-        let Some(phi) = frame.surface_phi().filter(|_| r.frame % self.every == 0) else { return Ok(()) };
+        if r.frame % self.every != 0 {
+            return Ok(());
+        }
+        if let Fluid::Smoke(f) = &frame.world.fluid {
+            let density = Grid::scalar("density", &f.volume(&f.density), GridClass::FogVolume);
+            let temperature = Grid::scalar("temperature", &f.volume(&f.temperature), GridClass::Unknown);
+            let vel = Grid::vector("vel", &f.velocity_volume());
+            let bytes = file(&[&density, &temperature, &vel], concat!("tidepool ", env!("CARGO_PKG_VERSION")));
+            return write_atomic(&frame_file(&self.dir, "volume", r.frame, "vdb"), &bytes);
+        }
+        let Some(phi) = frame.surface_phi() else { return Ok(()) };
         let Some(velocity) = frame.world.fluid.velocity_volume(phi) else { return Ok(()) };
         let surface = Grid::level_set("surface", phi, HALF_WIDTH);
         let density = Grid::fog_volume("density", phi);

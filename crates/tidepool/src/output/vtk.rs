@@ -5,10 +5,13 @@
 use super::{frame_file, write_atomic};
 use crate::driver::{Frame, FrameSink};
 use crate::error::Result;
-use crate::fluids::{Fluid, LevelSetFluid};
+use crate::fluids::Fluid;
 use crate::geometry::TriMesh;
 use crate::grid::Location;
+use crate::grid::{Array3, Grid, MacVelocity};
+use crate::math::Real;
 use crate::math::Vec3;
+use crate::solids::StaticSolids;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -51,31 +54,30 @@ fn finish(head: &str, body: String, data: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// Image data over the cell centres: `phi` (m), `pressure` (Pa), `velocity` (m/s, averaged to
-/// centres) and `obstacle_distance` (m).
-pub fn fields_vti(fluid: &LevelSetFluid) -> Vec<u8> {
-    let grid = &fluid.grid;
-    let liquid = &fluid.liquid;
+/// Image data over the cell centres of `grid`: the named `scalars` (the first the default), `velocity`
+/// (m/s, averaged to centres) and `obstacle_distance` (m) of `statics`.
+pub fn fields_vti(grid: &Grid, scalars: &[(&str, &Array3<Real>)], velocity: &MacVelocity, statics: &StaticSolids) -> Vec<u8> {
     let [nx, ny, nz] = grid.dims;
     let origin = grid.position(Location::Cell, 0, 0, 0);
     let mut a = Appended::default();
-    a.float32("phi", 1, liquid.phi.as_slice().iter().copied());
-    a.float32("pressure", 1, liquid.pressure.as_slice().iter().copied());
-    let cells = (0..grid.cell_count()).map(|c| liquid.phi.coords(c));
+    for (name, values) in scalars {
+        a.float32(name, 1, values.as_slice().iter().copied());
+    }
+    let cells = (0..grid.cell_count()).map(|c| statics.phi_cells.coords(c));
     a.float32(
         "velocity",
         3,
         cells.flat_map(|[i, j, k]| {
-            let v = liquid.velocity.at_cell(i, j, k);
+            let v = velocity.at_cell(i, j, k);
             [v.x, v.y, v.z]
         }),
     );
-    a.float32("obstacle_distance", 1, fluid.statics.phi_cells.as_slice().iter().copied());
+    a.float32("obstacle_distance", 1, statics.phi_cells.as_slice().iter().copied());
     let extent = format!("0 {} 0 {} 0 {}", nx - 1, ny - 1, nz - 1);
     let mut head = String::from("<?xml version=\"1.0\"?>\n");
     head.push_str("<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n");
     let _ = writeln!(head, "  <ImageData WholeExtent=\"{extent}\" Origin=\"{} {} {}\" Spacing=\"{dx} {dx} {dx}\">", origin.x, origin.y, origin.z, dx = grid.dx);
-    let _ = writeln!(head, "    <Piece Extent=\"{extent}\">\n      <PointData Scalars=\"phi\" Vectors=\"velocity\">");
+    let _ = writeln!(head, "    <Piece Extent=\"{extent}\">\n      <PointData Scalars=\"{}\" Vectors=\"velocity\">", scalars.first().map_or("obstacle_distance", |s| s.0));
     let body = format!("{}      </PointData>\n    </Piece>\n  </ImageData>\n", a.take_xml());
     finish(&head, body, a.data)
 }
@@ -140,18 +142,18 @@ pub fn points_vtp(points: &[Vec3], velocities: &[Vec3]) -> Vec<u8> {
 pub struct VtkSink {
     dir: PathBuf,
     every: u32,
-    /// The datasets of each written frame: `fields` (level set) or `particles` (FLIP), the
-    /// liquid's `surface`, and `bodies` with bodies.
+    /// The datasets of each written frame: `fields` (level set, smoke) or `particles` (FLIP),
+    /// the liquid's `surface` (not for smoke), and `bodies` with bodies.
     stems: Vec<&'static str>,
     /// (time, part, file) of every dataset written so far.
     entries: Vec<(f64, usize, String)>,
 }
 
 impl VtkSink {
-    /// A sink writing into `dir`; when resuming after `resume_after`, the series lists the frames
-    /// written before.
-    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>, flip: bool, with_bodies: bool) -> Self {
-        let mut stems = vec![if flip { "particles" } else { "fields" }, "surface"];
+    /// A sink writing into `dir` the `fluid`'s datasets (see [`VtkSink::stems`]) and the
+    /// bodies'; when resuming after `resume_after`, the series lists the frames written before.
+    pub fn new(dir: &Path, every: u32, fps: f64, resume_after: Option<u32>, fluid: &[&'static str], with_bodies: bool) -> Self {
+        let mut stems = fluid.to_vec();
         if with_bodies {
             stems.push("bodies");
         }
@@ -189,7 +191,14 @@ impl FrameSink for VtkSink {
             return Ok(());
         }
         match &frame.world.fluid {
-            Fluid::LevelSet(f) => write_atomic(&frame_file(&self.dir, "fields", r.frame, "vti"), &fields_vti(f))?,
+            Fluid::LevelSet(f) => {
+                let (liquid, fields) = (&f.liquid, frame_file(&self.dir, "fields", r.frame, "vti"));
+                write_atomic(&fields, &fields_vti(&f.grid, &[("phi", &liquid.phi), ("pressure", &liquid.pressure)], &liquid.velocity, &f.statics))?;
+            }
+            Fluid::Smoke(f) => {
+                let scalars = [("density", &f.density), ("temperature", &f.temperature), ("pressure", &f.pressure)];
+                write_atomic(&frame_file(&self.dir, "fields", r.frame, "vti"), &fields_vti(&f.grid, &scalars, &f.velocity, &f.statics))?;
+            }
             Fluid::Flip(f) => write_atomic(&frame_file(&self.dir, "particles", r.frame, "vtp"), &points_vtp(&f.positions, &f.velocities))?,
             Fluid::Surface(_) => {}
         }

@@ -41,6 +41,10 @@ pub struct LoadedScene {
     pub regions: Vec<(Operation, Shape, usize)>,
     /// Source shapes, in the order of `liquid.source`.
     pub sources: Vec<Shape>,
+    /// The shapes of `smoke.region`, in order.
+    pub smoke_regions: Vec<Shape>,
+    /// The shapes of `smoke.source`, in order.
+    pub smoke_sources: Vec<Shape>,
     /// Obstacles with their names, in order.
     pub obstacles: Vec<(String, Shape)>,
     /// Bodies.
@@ -283,6 +287,8 @@ pub fn parse(text: &str, label: &str, name: &str, path: Option<PathBuf>, base_di
         grid: resolved.grid,
         regions: resolved.regions,
         sources: resolved.sources,
+        smoke_regions: resolved.smoke_regions,
+        smoke_sources: resolved.smoke_sources,
         obstacles: resolved.obstacles,
         bodies: resolved.bodies,
         models: resolved.models,

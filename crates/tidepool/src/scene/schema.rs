@@ -17,6 +17,9 @@ pub struct Scene {
     /// The liquid: material, solver settings, initial regions, sources.
     #[serde(default)]
     pub liquid: Liquid,
+    /// Smoke-laden air as the fluid instead of a liquid (`[smoke]`; the scene then has no
+    /// liquid).
+    pub smoke: Option<Smoke>,
     /// Static obstacles.
     #[serde(default, rename = "obstacle")]
     pub obstacles: Vec<Obstacle>,
@@ -207,6 +210,87 @@ impl Default for Liquid {
             source: Vec::new(),
         }
     }
+}
+
+/// `[smoke]`: the domain is filled with air that carries smoke and heat (Fedkiw, Stam and
+/// Jensen 2001): incompressible, no free surface, buoyant where it is hot or laden with smoke.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Smoke {
+    /// Density of the air (kg/m^3): the mass the bodies push against.
+    #[serde(default = "default_air_density")]
+    pub air_density: f64,
+    /// Temperature of the still air (K): air `T` kelvin hotter rises with `g T / ambient_temperature`.
+    #[serde(default = "default_ambient_temperature")]
+    pub ambient_temperature: f64,
+    /// How much the smoke weighs down the air (m/s^2 per unit of smoke density; 0: weightless).
+    #[serde(default)]
+    pub weight: f64,
+    /// Vorticity confinement (dimensionless; 0 is none): puts back the small swirls the grid
+    /// smooths away.
+    #[serde(default = "default_vorticity")]
+    pub vorticity: f64,
+    /// Velocity advection scheme.
+    #[serde(default)]
+    pub advection: AdvectionScheme,
+    /// Relative residual at which the pressure solve stops.
+    #[serde(default = "default_pressure_tolerance")]
+    pub pressure_tolerance: f64,
+    /// Iteration cap of the pressure solve.
+    #[serde(default = "default_pressure_max_iterations")]
+    pub pressure_max_iterations: u32,
+    /// Smoke and heat at the start (`[[smoke.region]]`).
+    #[serde(default)]
+    pub region: Vec<SmokeRegion>,
+    /// Emitters of smoke, heat and wind (`[[smoke.source]]`).
+    #[serde(default)]
+    pub source: Vec<SmokeSource>,
+}
+
+fn default_air_density() -> f64 {
+    1.2
+}
+fn default_ambient_temperature() -> f64 {
+    293.0
+}
+fn default_vorticity() -> f64 {
+    0.2
+}
+
+/// `[[smoke.region]]`: smoke and heat in a shape at the start.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmokeRegion {
+    /// The shape.
+    pub shape: ShapeSpec,
+    /// Smoke density inside (dimensionless; 1 renders nearly opaque over ten cells).
+    #[serde(default = "one")]
+    pub density: f64,
+    /// Kelvin above the ambient temperature.
+    #[serde(default)]
+    pub temperature: f64,
+}
+
+/// `[[smoke.source]]`: an emitter that keeps its shape filled with smoke and heat and blowing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmokeSource {
+    /// Where smoke appears.
+    pub shape: ShapeSpec,
+    /// Smoke density inside (dimensionless).
+    #[serde(default = "one")]
+    pub density: f64,
+    /// Kelvin above the ambient temperature.
+    #[serde(default)]
+    pub temperature: f64,
+    /// Velocity of the air inside the shape (m/s).
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Time the emitter switches on (s).
+    #[serde(default)]
+    pub start: f64,
+    /// Time the emitter switches off (s); runs to the end when absent.
+    pub end: Option<f64>,
 }
 
 /// How the liquid is simulated.

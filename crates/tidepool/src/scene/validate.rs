@@ -69,6 +69,8 @@ pub(super) struct Resolved {
     pub grid: Grid,
     pub regions: Vec<(Operation, Shape, usize)>,
     pub sources: Vec<Shape>,
+    pub smoke_regions: Vec<Shape>,
+    pub smoke_sources: Vec<Shape>,
     pub obstacles: Vec<(String, Shape)>,
     pub bodies: Vec<BodySetup>,
     pub models: Vec<ModelSetup>,
@@ -701,10 +703,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         let shape = resolve_shape(&source.shape, &format!("{key}.shape"), cx)?;
         inside_domain(&shape, &grid, &format!("{key}.shape"), "liquid source", cx)?;
         speed(&source.velocity, sim.max_speed, &format!("{key}.velocity"), cx)?;
-        cx.check(source.start.is_finite() && source.start >= 0.0, &format!("{key}.start"), || format!("expected a start time >= 0 s, got {}", source.start))?;
-        if let Some(end) = source.end {
-            cx.check(end.is_finite() && end > source.start, &format!("{key}.end"), || format!("expected an end time after the start ({} s), got {end}", source.start))?;
-        }
+        emitting(source.start, source.end, &key, cx)?;
         phase_named(liquid, &source.phase, &format!("{key}.phase"), cx)?;
         sources.push(shape);
     }
@@ -847,7 +846,63 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     }
     check_body_overlaps(&bodies, &obstacles, &grid, &scene.domain, cx)?;
     let tracers = seed_tracers(&scene.tracers, &grid, &obstacles, &bodies, cx)?;
-    Ok(Resolved { scene, grid, regions, sources, obstacles, bodies, models: models.setups, tracers })
+    let (smoke_regions, smoke_sources) = match &scene.smoke {
+        Some(smoke) => validate_smoke(smoke, &scene, &grid, cx)?,
+        None => Default::default(),
+    };
+    Ok(Resolved { scene, grid, regions, sources, smoke_regions, smoke_sources, obstacles, bodies, models: models.setups, tracers })
+}
+
+/// Checks an emitter's `start` and `end` times under `key`.
+fn emitting(start: f64, end: Option<f64>, key: &str, cx: &Context) -> Result<(), SceneError> {
+    cx.check(start.is_finite() && start >= 0.0, &format!("{key}.start"), || format!("expected a start time >= 0 s, got {start}"))?;
+    if let Some(end) = end {
+        cx.check(end.is_finite() && end > start, &format!("{key}.end"), || format!("expected an end time after the start ({start} s), got {end}"))?;
+    }
+    Ok(())
+}
+
+/// Checks `[smoke]` (the scene then has no liquid) and resolves the shapes of its regions and
+/// sources.
+fn validate_smoke(smoke: &Smoke, scene: &Scene, grid: &Grid, cx: &Context) -> Result<(Vec<Shape>, Vec<Shape>), SceneError> {
+    let liquid = &scene.liquid;
+    let no_liquid = || "a smoke scene's fluid is the air: it has no liquid (remove [[liquid.region]], [[liquid.source]] and liquid.method)".to_string();
+    cx.check(liquid.region.is_empty(), "liquid.region", no_liquid)?;
+    cx.check(liquid.source.is_empty(), "liquid.source", no_liquid)?;
+    cx.check(liquid.method == LiquidMethod::LevelSet, "liquid.method", no_liquid)?;
+    cx.within(smoke.air_density, 0.01, 1e4, "smoke.air_density", "a density in kg/m^3 (air 1.2)")?;
+    cx.within(smoke.ambient_temperature, 1.0, 1e4, "smoke.ambient_temperature", "a temperature in K (a room 293)")?;
+    cx.within(smoke.weight, -1e3, 1e3, "smoke.weight", "an acceleration in m/s^2 per unit of smoke density")?;
+    cx.within(smoke.vorticity, 0.0, 10.0, "smoke.vorticity", "a vorticity confinement strength (0 is none, 0.2 the default)")?;
+    cx.check(smoke.pressure_tolerance > 0.0 && smoke.pressure_tolerance < 1.0, "smoke.pressure_tolerance", || {
+        format!("expected a relative tolerance in (0, 1), got {}", smoke.pressure_tolerance)
+    })?;
+    cx.check((1..=100_000).contains(&smoke.pressure_max_iterations), "smoke.pressure_max_iterations", || {
+        format!("expected 1 to 100000 iterations, got {}", smoke.pressure_max_iterations)
+    })?;
+    let contents = |density: f64, temperature: f64, key: &str| {
+        cx.within(density, 0.0, 1e3, &format!("{key}.density"), "a smoke density (dimensionless, 0 to 1000)")?;
+        cx.within(temperature, -smoke.ambient_temperature, 1e4, &format!("{key}.temperature"), "kelvin above the ambient temperature (not below absolute zero)")
+    };
+    let mut regions = Vec::new();
+    for (n, region) in smoke.region.iter().enumerate() {
+        let key = format!("smoke.region[{n}]");
+        let shape = resolve_shape(&region.shape, &format!("{key}.shape"), cx)?;
+        inside_domain(&shape, grid, &format!("{key}.shape"), "smoke region", cx)?;
+        contents(region.density, region.temperature, &key)?;
+        regions.push(shape);
+    }
+    let mut sources = Vec::new();
+    for (n, source) in smoke.source.iter().enumerate() {
+        let key = format!("smoke.source[{n}]");
+        let shape = resolve_shape(&source.shape, &format!("{key}.shape"), cx)?;
+        inside_domain(&shape, grid, &format!("{key}.shape"), "smoke source", cx)?;
+        contents(source.density, source.temperature, &key)?;
+        speed(&source.velocity, scene.simulation.max_speed, &format!("{key}.velocity"), cx)?;
+        emitting(source.start, source.end, &key, cx)?;
+        sources.push(shape);
+    }
+    Ok((regions, sources))
 }
 
 /// The tracers' starting points: per `[[tracers]]` table, the points of a lattice of its

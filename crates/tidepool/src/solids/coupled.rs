@@ -22,6 +22,12 @@ pub trait CoupledSolid: Sync {
     fn degrees_of_freedom(&self) -> usize;
     /// Applies the impulses `impulses` at `points`.
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]);
+    /// Whether the solid is a sheet with no inside (cloth, a thin shell simulated in full):
+    /// the coupled solve then couples only the faces whose two cells it separates (Shinar sec.
+    /// 5.5), not those whose dual cells it merely passes through alongside the face's axis.
+    fn is_sheet(&self) -> bool {
+        false
+    }
 }
 
 /// A solid in a solve after contact: its velocity along the normals of its contact points is
@@ -141,6 +147,10 @@ impl CoupledSolid for Constrained<'_> {
 
     fn velocity_at(&self, x: &Vec3) -> Vec3 {
         self.solid.velocity_at(x)
+    }
+
+    fn is_sheet(&self) -> bool {
+        self.solid.is_sheet()
     }
 
     fn degrees_of_freedom(&self) -> usize {

@@ -432,12 +432,7 @@ impl LevelSetLiquid {
                     markers.retain(|p| p.sign != sign || shape.signed_distance(&p.x()) > margin);
                 }
             }
-            for a in 0..3 {
-                let faces = &self.velocity.faces[a];
-                let v = source.velocity[a];
-                let updated = faces.par_map(|i, j, k, u| if shape.signed_distance(&grid.position(Location::Face(a), i, j, k)) < 0.0 { v } else { u });
-                self.velocity.faces[a] = updated;
-            }
+            impose_velocity(grid, &mut self.velocity, shape, &source.velocity);
             self.particles.retain(|p| p.sign < 0.0 || shape.signed_distance(&p.x()) > margin);
         }
         self.volume.target += self.volume_without_solids(grid, solids) - before;
@@ -611,45 +606,6 @@ impl LevelSetLiquid {
         flux
     }
 
-    /// Extends velocities from the `valid` faces `layers` faces into the air (zero beyond), then
-    /// applies the free-slip constraint at solids.
-    pub fn extend_velocity(&mut self, grid: &Grid, solids: &StaticSolids, mut valid: [Array3<bool>; 3], layers: usize) {
-        for (faces, valid) in self.velocity.faces.iter_mut().zip(valid.iter_mut()) {
-            extrapolate(faces, valid, layers);
-            faces.as_mut_slice().par_iter_mut().zip(valid.as_slice().par_iter()).for_each(|(u, &ok)| {
-                if !ok {
-                    *u = 0.0;
-                }
-            });
-        }
-        self.constrain_at_solids(grid, solids);
-    }
-
-    /// Free-slip condition at blocked faces: the component normal to the solid is removed (for
-    /// the axis-aligned domain walls this sets the wall-normal velocity to zero).
-    fn constrain_at_solids(&mut self, grid: &Grid, solids: &StaticSolids) {
-        // Only obstacles close faces inside the domain; their normal is taken from the velocity
-        // before any face changed.
-        let before = solids.has_obstacles().then(|| self.velocity.clone());
-        for (a, faces) in self.velocity.faces.iter_mut().enumerate() {
-            let open = &solids.face_open[a];
-            faces.par_update(|i, j, k, u| {
-                if open.get(i, j, k) > 0.0 {
-                    return;
-                }
-                let on_wall = [i, j, k][a] == 0 || [i, j, k][a] == grid.dims[a];
-                match &before {
-                    Some(before) if !on_wall => {
-                        let x = grid.position(Location::Face(a), i, j, k);
-                        let n = grid.gradient(&solids.phi_cells, Location::Cell, &x).try_normalize(1e-12).unwrap_or_default();
-                        *u -= before.at(grid, &x).dot(&n) * n[a];
-                    }
-                    _ => *u = 0.0,
-                }
-            });
-        }
-    }
-
     /// Largest substep allowed by the CFL number: the fastest face velocity (plus the speed
     /// gravity adds over one cell) may cross `cfl` cells. Under surface tension also the
     /// capillary limit, and in a viscoelastic liquid the elastic one, whatever the CFL number
@@ -808,6 +764,56 @@ impl LevelSetLiquid {
             + self.phases.as_ref().map_or(0, |p| {
                 p.phi.iter().map(Array3::heap_bytes).sum::<usize>() + p.particles.iter().map(|v| v.capacity() * std::mem::size_of::<MarkerParticle>()).sum::<usize>()
             })
+    }
+}
+
+/// Sets `velocity` to `v` on the faces inside `shape` (an emitter's).
+pub fn impose_velocity(grid: &Grid, velocity: &mut MacVelocity, shape: &Shape, v: &Vec3) {
+    for (a, faces) in velocity.faces.iter_mut().enumerate() {
+        faces.par_update(|i, j, k, u| {
+            if shape.signed_distance(&grid.position(Location::Face(a), i, j, k)) < 0.0 {
+                *u = v[a];
+            }
+        });
+    }
+}
+
+/// Extends `velocity` from the `valid` faces `layers` faces on (zero beyond), then applies the
+/// free-slip constraint at solids ([`constrain_at_solids`]).
+pub fn extend_velocity(grid: &Grid, solids: &StaticSolids, velocity: &mut MacVelocity, mut valid: [Array3<bool>; 3], layers: usize) {
+    for (faces, valid) in velocity.faces.iter_mut().zip(valid.iter_mut()) {
+        extrapolate(faces, valid, layers);
+        faces.as_mut_slice().par_iter_mut().zip(valid.as_slice().par_iter()).for_each(|(u, &ok)| {
+            if !ok {
+                *u = 0.0;
+            }
+        });
+    }
+    constrain_at_solids(grid, solids, velocity);
+}
+
+/// Free-slip condition at blocked faces: the component normal to the solid is removed (for
+/// the axis-aligned domain walls this sets the wall-normal velocity to zero).
+fn constrain_at_solids(grid: &Grid, solids: &StaticSolids, velocity: &mut MacVelocity) {
+    // Only obstacles close faces inside the domain; their normal is taken from the velocity
+    // before any face changed.
+    let before = solids.has_obstacles().then(|| velocity.clone());
+    for (a, faces) in velocity.faces.iter_mut().enumerate() {
+        let open = &solids.face_open[a];
+        faces.par_update(|i, j, k, u| {
+            if open.get(i, j, k) > 0.0 {
+                return;
+            }
+            let on_wall = [i, j, k][a] == 0 || [i, j, k][a] == grid.dims[a];
+            match &before {
+                Some(before) if !on_wall => {
+                    let x = grid.position(Location::Face(a), i, j, k);
+                    let n = grid.gradient(&solids.phi_cells, Location::Cell, &x).try_normalize(1e-12).unwrap_or_default();
+                    *u -= before.at(grid, &x).dot(&n) * n[a];
+                }
+                _ => *u = 0.0,
+            }
+        });
     }
 }
 
