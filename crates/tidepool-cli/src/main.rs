@@ -311,7 +311,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             (
                 memory,
                 format!(
-                    "air of {} kg/m^3 at {} K, {:.4} m^3 of smoke initially, {} sources",
+                    "air of {} kg/m^3 at {} K, {:.4} m^3 of smoke initially, sources: {}",
                     f.params.air_density,
                     f.params.ambient_temperature,
                     f.amount(&f.density),

@@ -119,6 +119,10 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("bone drive stiffness", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\nparent = \"world\"\npivot = [0.5, 0.5, 0.5]\naxis = [0.0, 0.0, 1.0]\ndrive = {{ stiffness = -1.0 }}\n"), Some(19), "a stiffness in N m/rad"),
         ("bone names repeated", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"fem\", young = 1e5 }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n[[body.bone]]\nname = \"b\"\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.5, 0.6, 0.6] }}\n"), Some(17), "another bone of the body is named `b`"),
         ("deformable method", format!("{HEAD}\n[[body]]\nshape.box = {{ min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }}\ndensity = 500.0\ndeformable = {{ method = \"mass-spring\", young = 1e5 }}\n"), Some(12), "unknown variant `mass-spring`"),
+        ("smoke with a liquid", format!("{HEAD}\n[smoke]\n{}", region("")), Some(11), "a smoke scene's fluid is the air"),
+        ("thin smoke air", format!("{HEAD}\n[smoke]\nair_density = 0.0\n"), Some(10), "a density in kg/m^3 (air 1.2)"),
+        ("smoke below absolute zero", format!("{HEAD}\n[smoke]\n[[smoke.source]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ntemperature = -300.0\n"), Some(12), "not below absolute zero"),
+        ("smoke tolerance", format!("{HEAD}\n[smoke]\npressure_tolerance = 2.0\n"), Some(10), "relative tolerance in (0, 1)"),
         ("body kind", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"floating\"\n"), Some(11), "unknown variant `floating`"),
     ]
 }

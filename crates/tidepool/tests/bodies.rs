@@ -551,7 +551,8 @@ fn settled_displacement(method: &str, width: Real, placed: &[(&str, Real, Real, 
 /// 2% (measured within 1.1%; before the liquid under a body's bottom at a waterline was counted
 /// as the water there rather than spread through the dual cell, a level-set ball of a twentieth
 /// floated 3.6% high and the mesh of a rock of a tenth 15% deep; before the level was continued
-/// into the cells next to a body, FLIP bodies of a twentieth floated 10-16% deep).
+/// into the cells next to a body, FLIP bodies of a twentieth floated 10-16% deep). The bodies
+/// alone here, together in the next test (two tests, so that they run side by side).
 #[test]
 fn floating_bodies_displace_their_weight_at_every_density() {
     let alone = [("ball", 0.05, "level-set"), ("ball", 0.05, "flip"), ("box", 0.95, "level-set"), ("mesh", 0.05, "level-set")];
@@ -559,6 +560,11 @@ fn floating_bodies_displace_their_weight_at_every_density() {
         let displaced = settled_displacement(method, 0.6, &at_archimedes_heights(&[(shape, ratio, 0.3)]))[0];
         assert!((displaced - 1.0).abs() < 0.02, "{method}: {shape} of density ratio {ratio} displaces {displaced} of its weight");
     }
+}
+
+/// The bodies of the test above together in one tank: each displaces its own weight within 2%.
+#[test]
+fn floating_bodies_together_displace_their_weight() {
     let together = at_archimedes_heights(&[("ball", 0.5, 0.2), ("box", 0.05, 0.6), ("mesh", 0.5, 1.0)]);
     for method in ["level-set", "flip"] {
         for ((shape, ratio, ..), displaced) in together.iter().zip(settled_displacement(method, 1.2, &together)) {

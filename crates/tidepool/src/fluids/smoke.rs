@@ -98,8 +98,7 @@ impl SmokeFluid {
     /// Still air on `grid`, with each `(shape, density, temperature)` of `regions` filled with
     /// that smoke and heat (the later regions over the earlier).
     pub fn new(grid: Grid, statics: StaticSolids, params: SmokeParams, regions: &[(Shape, Real, Real)], sources: Vec<SmokeSource>) -> Self {
-        let fill =
-            |pick: fn(&(Shape, Real, Real)) -> Real| grid.sample_fn(Location::Cell, |x| regions.iter().rev().find(|r| r.0.signed_distance(&x) < 0.0).map_or(0.0, pick));
+        let fill = |pick: fn(&(Shape, Real, Real)) -> Real| grid.sample_fn(Location::Cell, |x| regions.iter().rev().find(|r| r.0.signed_distance(&x) < 0.0).map_or(0.0, pick));
         let far = grid.dx * grid.dims.iter().sum::<usize>() as Real;
         SmokeFluid {
             density: fill(|r| r.1),
@@ -153,16 +152,7 @@ impl SmokeFluid {
     /// omega)`, zero inside obstacles.
     fn confinement(&self) -> Array3<Vec3> {
         let (grid, statics) = (&self.grid, &self.statics);
-        let centred = Array3::from_vec(
-            grid.dims,
-            (0..grid.cell_count())
-                .into_par_iter()
-                .map(|c| {
-                    let [i, j, k] = self.density.coords(c);
-                    self.velocity.at_cell(i, j, k)
-                })
-                .collect(),
-        );
+        let centred = self.cell_velocities();
         let omega = centred.par_map(|i, j, k, _| {
             if statics.phi_cells.get(i, j, k) < 0.0 {
                 return Vec3::zeros();
@@ -325,10 +315,14 @@ impl SmokeFluid {
         Sampled { values: q.clone(), origin: self.grid.position(Location::Cell, 0, 0, 0), spacing: self.grid.dx }
     }
 
+    /// The velocity at the cell centres.
+    fn cell_velocities(&self) -> Array3<Vec3> {
+        self.density.par_map(|i, j, k, _| self.velocity.at_cell(i, j, k))
+    }
+
     /// The velocity at the cell centres, as a volume of the caches.
     pub fn velocity_volume(&self) -> Sampled<Vec3> {
-        let values = self.density.par_map(|i, j, k, _| self.velocity.at_cell(i, j, k));
-        Sampled { values, origin: self.grid.position(Location::Cell, 0, 0, 0), spacing: self.grid.dx }
+        Sampled { values: self.cell_velocities(), origin: self.grid.position(Location::Cell, 0, 0, 0), spacing: self.grid.dx }
     }
 
     /// Heap bytes held by the state.

@@ -637,12 +637,7 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
 
     let liquid = &scene.liquid;
     cx.within(liquid.density, 1.0, 1e5, "liquid.density", "a density in kg/m^3")?;
-    cx.check(liquid.pressure_tolerance > 0.0 && liquid.pressure_tolerance < 1.0, "liquid.pressure_tolerance", || {
-        format!("expected a relative tolerance in (0, 1), got {}", liquid.pressure_tolerance)
-    })?;
-    cx.check((1..=100_000).contains(&liquid.pressure_max_iterations), "liquid.pressure_max_iterations", || {
-        format!("expected 1 to 100000 iterations, got {}", liquid.pressure_max_iterations)
-    })?;
+    pressure_solve(liquid.pressure_tolerance, liquid.pressure_max_iterations, "liquid", cx)?;
     cx.within(liquid.viscosity, 0.0, 1e6, "liquid.viscosity", "a dynamic viscosity in Pa s (water 0.001, honey about 10)")?;
     cx.within(liquid.surface_tension, 0.0, 1e3, "liquid.surface_tension", "a surface tension in N/m (water 0.072)")?;
     cx.check(liquid.surface_tension == 0.0 || liquid.method == LiquidMethod::LevelSet, "liquid.surface_tension", || {
@@ -853,6 +848,12 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
     Ok(Resolved { scene, grid, regions, sources, smoke_regions, smoke_sources, obstacles, bodies, models: models.setups, tracers })
 }
 
+/// Checks the `pressure_tolerance` and `pressure_max_iterations` of `table`.
+fn pressure_solve(tolerance: f64, iterations: u32, table: &str, cx: &Context) -> Result<(), SceneError> {
+    cx.check(tolerance > 0.0 && tolerance < 1.0, &format!("{table}.pressure_tolerance"), || format!("expected a relative tolerance in (0, 1), got {tolerance}"))?;
+    cx.check((1..=100_000).contains(&iterations), &format!("{table}.pressure_max_iterations"), || format!("expected 1 to 100000 iterations, got {iterations}"))
+}
+
 /// Checks an emitter's `start` and `end` times under `key`.
 fn emitting(start: f64, end: Option<f64>, key: &str, cx: &Context) -> Result<(), SceneError> {
     cx.check(start.is_finite() && start >= 0.0, &format!("{key}.start"), || format!("expected a start time >= 0 s, got {start}"))?;
@@ -874,12 +875,7 @@ fn validate_smoke(smoke: &Smoke, scene: &Scene, grid: &Grid, cx: &Context) -> Re
     cx.within(smoke.ambient_temperature, 1.0, 1e4, "smoke.ambient_temperature", "a temperature in K (a room 293)")?;
     cx.within(smoke.weight, -1e3, 1e3, "smoke.weight", "an acceleration in m/s^2 per unit of smoke density")?;
     cx.within(smoke.vorticity, 0.0, 10.0, "smoke.vorticity", "a vorticity confinement strength (0 is none, 0.2 the default)")?;
-    cx.check(smoke.pressure_tolerance > 0.0 && smoke.pressure_tolerance < 1.0, "smoke.pressure_tolerance", || {
-        format!("expected a relative tolerance in (0, 1), got {}", smoke.pressure_tolerance)
-    })?;
-    cx.check((1..=100_000).contains(&smoke.pressure_max_iterations), "smoke.pressure_max_iterations", || {
-        format!("expected 1 to 100000 iterations, got {}", smoke.pressure_max_iterations)
-    })?;
+    pressure_solve(smoke.pressure_tolerance, smoke.pressure_max_iterations, "smoke", cx)?;
     let contents = |density: f64, temperature: f64, key: &str| {
         cx.within(density, 0.0, 1e3, &format!("{key}.density"), "a smoke density (dimensionless, 0 to 1000)")?;
         cx.within(temperature, -smoke.ambient_temperature, 1e4, &format!("{key}.temperature"), "kelvin above the ambient temperature (not below absolute zero)")
