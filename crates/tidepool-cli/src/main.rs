@@ -310,13 +310,7 @@ fn check(path: &Path) -> anyhow::Result<u8> {
             let memory = world.heap_bytes();
             (
                 memory,
-                format!(
-                    "air of {} kg/m^3 at {} K, {:.4} m^3 of smoke initially, sources: {}",
-                    f.params.air_density,
-                    f.params.ambient_temperature,
-                    f.amount(&f.density),
-                    f.sources.len()
-                ),
+                format!("{} kg/m^3 at {} K, {:.4} m^3 of smoke initially, sources: {}", f.params.air_density, f.params.ambient_temperature, f.amount(&f.density), f.sources.len()),
             )
         }
         _ => {
@@ -329,7 +323,8 @@ fn check(path: &Path) -> anyhow::Result<u8> {
     };
     let _ = writeln!(out, "grid       {nx} x {ny} x {nz} = {} cells of {:.4} m", grid.cell_count(), grid.dx);
     let _ = writeln!(out, "domain     [{:.3}, {:.3}, {:.3}] to [{:.3}, {:.3}, {:.3}] m", grid.origin.x, grid.origin.y, grid.origin.z, hi.x, hi.y, hi.z);
-    let _ = writeln!(out, "liquid     {liquid}");
+    let label = if matches!(world.fluid, Fluid::Smoke(_)) { "air   " } else { "liquid" };
+    let _ = writeln!(out, "{label}     {liquid}");
     if let Some(f) = world.level_set().filter(|f| f.liquid.phases.is_some()) {
         let phases = f.liquid.phases.as_ref().expect("filtered on phases");
         for ((phase, volume), changes) in phases.phases.iter().zip(f.liquid.phase_volumes(&f.grid, &f.statics)).zip(phases.change_counts()) {

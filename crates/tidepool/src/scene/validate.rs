@@ -1100,12 +1100,19 @@ fn check_body_overlaps(bodies: &[BodySetup], obstacles: &[(String, Shape)], grid
     let walls = domain.boundary.sides();
     // Bodies are turned about their shapes' centroids.
     let centres: Vec<Vec3> = bodies.iter().map(|b| b.shape.mass_properties().centroid).collect();
-    // Each body's surface samples where it starts, and the centroid, which finds a body inside
-    // an equal one; their bounds grown by a sample spacing hold the whole body.
-    let samples: Vec<Vec<Vec3>> =
-        bodies.iter().zip(&centres).map(|(body, c)| body.shape.surface_samples(grid.dx).iter().chain([c]).map(|x| c + body.orientation * (x - c)).collect()).collect();
+    // Each body's surface samples where it starts, and the centroid where it is inside the body
+    // (not in a cup's hollow), which finds a body inside an equal one; their bounds grown by a
+    // sample spacing hold the whole body.
+    let samples: Vec<Vec<Vec3>> = bodies
+        .iter()
+        .zip(&centres)
+        .map(|(body, c)| {
+            let solid_centre = (body.shape.signed_distance(c) < 0.0).then_some(c);
+            body.shape.surface_samples(grid.dx).iter().chain(solid_centre).map(|x| c + body.orientation * (x - c)).collect()
+        })
+        .collect();
     let grown = |(lo, hi): (Vec3, Vec3), by: Real| (lo.add_scalar(-by), hi.add_scalar(by));
-    let bounds: Vec<(Vec3, Vec3)> = samples.iter().map(|s| grown(crate::geometry::bounds(s.iter().copied()).expect("the centroid is a sample"), grid.dx)).collect();
+    let bounds: Vec<(Vec3, Vec3)> = samples.iter().map(|s| grown(crate::geometry::bounds(s.iter().copied()).expect("a shape has surface samples"), grid.dx)).collect();
     let within = |x: &Vec3, (lo, hi): &(Vec3, Vec3)| (0..3).all(|a| x[a] >= lo[a] && x[a] <= hi[a]);
     for (n, body) in bodies.iter().enumerate() {
         let key = format!("body[{n}].shape");
