@@ -14,7 +14,7 @@ use std::time::Instant;
 use tidepool_linalg::{pcg, Mic0, Multigrid, PcgParams, Preconditioner};
 
 /// Names of the benchmark cases.
-pub const CASES: [&str; 14] = [
+pub const CASES: [&str; 15] = [
     "poisson-128",
     "dam-break-128",
     "dam-break-128-mic0",
@@ -29,6 +29,7 @@ pub const CASES: [&str; 14] = [
     "lattice-1024",
     "flip-dam-break",
     "lcp-vs-poisson",
+    "cloth-from-water",
 ];
 
 /// Runs one case by name.
@@ -52,6 +53,7 @@ pub fn run_case(name: &str) -> Option<Value> {
         "lattice-1024" => Some(lattice(1024, 20)),
         "flip-dam-break" => Some(flip_dam_break(128, 3)),
         "lcp-vs-poisson" => Some(lcp_vs_poisson(64, 5)),
+        "cloth-from-water" => Some(scene_case("cloth-from-water", CLOTH_FROM_WATER, 0.3, 20)),
         _ => None,
     }
 }
@@ -279,6 +281,10 @@ pub const STACK: &str = include_str!("../../../scenes/stack.toml");
 /// The scene of the `pile` case: `scenes/pile.toml` (48 rigid and full deformable bodies
 /// dropped onto pegs; no liquid), timed once the first layer is landing.
 pub const PILE: &str = include_str!("../../../scenes/pile.toml");
+
+/// The scene of the `cloth-from-water` case: `scenes/cloth_from_water.toml` (a rod lifts a
+/// cloth out of a pool; the cost of the coupled solve with a sheet in water).
+pub const CLOTH_FROM_WATER: &str = include_str!("../../../scenes/cloth_from_water.toml");
 
 /// `substeps` substeps of a scene after warming up for `warmup` seconds (at least one
 /// substep), with a fixed step of half a cell per the speed of a fall through the domain's

@@ -151,7 +151,7 @@ fn smoke(loaded: &LoadedScene, statics: StaticSolids) -> SmokeFluid {
         vorticity: smoke.vorticity,
         advection: smoke.advection,
         pressure: PcgParams { tolerance: smoke.pressure_tolerance, max_iterations: smoke.pressure_max_iterations as usize },
-        preconditioner: scene.liquid.pressure_preconditioner,
+        preconditioner: smoke.pressure_preconditioner,
         gravity: settings.gravity.norm(),
         up: settings.up(),
     };

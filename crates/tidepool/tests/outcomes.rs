@@ -796,6 +796,21 @@ fn boat_the_lead_ball_sinks_the_tray_and_the_hull_floats_with_the_light_ball() {
     assert!((hull - light).norm() < 0.02, "the light ball ends {} m from the hull's centre", (hull - light).norm());
 }
 
+/// `shells_and_water.toml`, its first second: the cup that falls upright floats, its centre
+/// above 0.2 m (measured 0.24; the water is 0.25 deep and the cup's rim 11 cm above its
+/// centre); the cup laden with lead fills and sinks to rest on the floor, its centre within
+/// 1 cm of 8.8 cm up (where it stands on the floor; measured 8.8); the cup that falls on its
+/// side fills and sinks, its centre below 0.17 m (measured 0.153: on the floor, 0.125 when
+/// lying flat, it is still settling).
+#[test]
+fn shells_and_water_one_cup_floats_and_the_others_fill_and_sink() {
+    let world = common::each_frame(&example("shells_and_water", &[]), 24, |_, _| {});
+    let [upright, on_its_side, laden] = [0, 1, 2].map(|i| world.solids.rigid[i].position.y);
+    assert!(upright > 0.2, "the upright cup ends with its centre {upright} m up");
+    assert!((laden - 0.088).abs() < 0.01, "the laden cup ends with its centre {laden} m up");
+    assert!(on_its_side < 0.17, "the cup on its side ends with its centre {on_its_side} m up");
+}
+
 /// `starfish_rocks.toml` with its first starfish alone (released over rock 1, its centre 0.4 m
 /// up) on a coarser grid (42 cells along x, 3.3 cm: the starfish 1.8 cells thick), its first
 /// 1.5 s: it sinks faster than 10 cm/s at some moment (measured 31 cm/s; on 28 cells, one

@@ -239,6 +239,9 @@ pub struct Smoke {
     /// Iteration cap of the pressure solve.
     #[serde(default = "default_pressure_max_iterations")]
     pub pressure_max_iterations: u32,
+    /// Preconditioner of the pressure solve: `mic0` or `multigrid`.
+    #[serde(default)]
+    pub pressure_preconditioner: crate::coupling::PressurePreconditioner,
     /// Smoke and heat at the start (`[[smoke.region]]`).
     #[serde(default)]
     pub region: Vec<SmokeRegion>,

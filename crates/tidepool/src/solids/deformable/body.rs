@@ -803,11 +803,11 @@ impl CoupledSolid for DeformableBody {
         }
     }
 
-    /// Three per particle that is neither pinned nor bound, and the skeleton's rates.
     fn is_sheet(&self) -> bool {
         matches!(self.model.elements, Elements::Shell(_))
     }
 
+    /// Three per particle that is neither pinned nor bound, and the skeleton's rates.
     fn degrees_of_freedom(&self) -> usize {
         3 * (0..self.positions.len()).filter(|&i| !self.held(i)).count() + self.skeleton.as_ref().map_or(0, Skeleton::dofs)
     }
