@@ -161,6 +161,19 @@ fn deformable_bodies_resume_bit_identically() {
     resume_is_bit_identical(&scene, "deformable");
 }
 
+/// Smoke with a source and a light ball pushed by it (the air's velocity, pressure, smoke and
+/// heat are in the checkpoint).
+#[test]
+fn smoke_with_a_body_resumes_bit_identically() {
+    let scene = AnyScene::Liquid(Box::new(common::load(
+        "[simulation]\nframes = 4\nfps = 30\n[domain]\nmin = [0.0, 0.0, 0.0]\nmax = [0.4, 0.6, 0.4]\nresolution = 12\nboundary = { y_max = \"open\" }\n\
+         [smoke]\n[[smoke.source]]\nshape.sphere = { center = [0.2, 0.08, 0.2], radius = 0.06 }\ntemperature = 80.0\nvelocity = [0.0, 1.0, 0.0]\n\
+         [[body]]\nname = \"ball\"\nshape.sphere = { center = [0.22, 0.3, 0.2], radius = 0.05 }\ndensity = 5.0\n\
+         [output]\nformats = [\"ply\", \"vtk\", \"vdb\"]\n",
+    )));
+    resume_is_bit_identical(&scene, "smoke");
+}
+
 #[test]
 fn flip_with_bodies_resumes_bit_identically() {
     resume_is_bit_identical(&tank_with_bodies("method = \"flip\"\nflip.incompressibility = \"bilateral\"", ["", ""]), "flip");
