@@ -876,24 +876,22 @@ fn validate_smoke(smoke: &Smoke, scene: &Scene, grid: &Grid, cx: &Context) -> Re
     cx.within(smoke.weight, -1e3, 1e3, "smoke.weight", "an acceleration in m/s^2 per unit of smoke density")?;
     cx.within(smoke.vorticity, 0.0, 10.0, "smoke.vorticity", "a vorticity confinement strength (0 is none, 0.2 the default)")?;
     pressure_solve(smoke.pressure_tolerance, smoke.pressure_max_iterations, "smoke", cx)?;
-    let contents = |density: f64, temperature: f64, key: &str| {
+    // A region's or a source's shape, inside the domain, and what it holds.
+    let placed = |spec: &ShapeSpec, density: f64, temperature: f64, key: &str, what: &str| -> Result<Shape, SceneError> {
+        let shape = resolve_shape(spec, &format!("{key}.shape"), cx)?;
+        inside_domain(&shape, grid, &format!("{key}.shape"), what, cx)?;
         cx.within(density, 0.0, 1e3, &format!("{key}.density"), "a smoke density (dimensionless, 0 to 1000)")?;
-        cx.within(temperature, -smoke.ambient_temperature, 1e4, &format!("{key}.temperature"), "kelvin above the ambient temperature (not below absolute zero)")
+        cx.within(temperature, -smoke.ambient_temperature, 1e4, &format!("{key}.temperature"), "kelvin above the ambient temperature (not below absolute zero)")?;
+        Ok(shape)
     };
     let mut regions = Vec::new();
     for (n, region) in smoke.region.iter().enumerate() {
-        let key = format!("smoke.region[{n}]");
-        let shape = resolve_shape(&region.shape, &format!("{key}.shape"), cx)?;
-        inside_domain(&shape, grid, &format!("{key}.shape"), "smoke region", cx)?;
-        contents(region.density, region.temperature, &key)?;
-        regions.push(shape);
+        regions.push(placed(&region.shape, region.density, region.temperature, &format!("smoke.region[{n}]"), "smoke region")?);
     }
     let mut sources = Vec::new();
     for (n, source) in smoke.source.iter().enumerate() {
         let key = format!("smoke.source[{n}]");
-        let shape = resolve_shape(&source.shape, &format!("{key}.shape"), cx)?;
-        inside_domain(&shape, grid, &format!("{key}.shape"), "smoke source", cx)?;
-        contents(source.density, source.temperature, &key)?;
+        let shape = placed(&source.shape, source.density, source.temperature, &key, "smoke source")?;
         speed(&source.velocity, scene.simulation.max_speed, &format!("{key}.velocity"), cx)?;
         emitting(source.start, source.end, &key, cx)?;
         sources.push(shape);
