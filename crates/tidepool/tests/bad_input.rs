@@ -123,6 +123,7 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("thin smoke air", format!("{HEAD}\n[smoke]\nair_density = 0.0\n"), Some(10), "a density in kg/m^3 (air 1.2)"),
         ("smoke below absolute zero", format!("{HEAD}\n[smoke]\n[[smoke.source]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\ntemperature = -300.0\n"), Some(12), "not below absolute zero"),
         ("smoke tolerance", format!("{HEAD}\n[smoke]\npressure_tolerance = 2.0\n"), Some(10), "relative tolerance in (0, 1)"),
+        ("path too fast", format!("{HEAD}\n[[body]]\nkind = \"kinematic\"\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\npath = [[0.0, 0.0, 0.0, 0.0], [0.1, 1e9, 0.0, 0.0]]\n"), Some(12), "keyframes 0 and 1 move at"),
         ("body kind", format!("{HEAD}\n[[body]]\nshape.sphere = {{ center = [0.5, 0.5, 0.5], radius = 0.1 }}\nkind = \"floating\"\n"), Some(11), "unknown variant `floating`"),
     ]
 }

@@ -456,11 +456,9 @@ fn bone_setup(bone: &Bone, key: &str, earlier: &[Bone], cx: &Context) -> Result<
     Ok(BoneSetup { name: bone.name.clone(), shape, joint: Joint::Hinge { parent, pivot: vec3(pivot), axis: vec3(axis).normalize(), drive } })
 }
 
-/// A pin at `key`: its shape resolved, its path's keyframes in order.
+/// A pin at `key`: its shape resolved (its path is checked with the body's, [`keyframes`]).
 fn pin_setup(pin: &Pin, key: &str, bodies: &[crate::scene::schema::Body], cx: &Context) -> Result<PinSetup, SceneError> {
     let shape = resolve_shape(&pin.shape, &format!("{key}.shape"), cx)?;
-    cx.check(pin.path.iter().all(|k| k.iter().all(|v| v.is_finite())), &format!("{key}.path"), || "expected keyframes [t, dx, dy, dz] of finite numbers".into())?;
-    cx.check(pin.path.windows(2).all(|w| w[1][0] > w[0][0]), &format!("{key}.path"), || "expected keyframe times in increasing order".into())?;
     cx.finite3(&pin.angular_velocity, &format!("{key}.angular_velocity"))?;
     if let Some(k) = pin.stiffness {
         cx.within(k, 1e-6, 1e12, &format!("{key}.stiffness"), "a spring stiffness in N/m")?;
@@ -795,6 +793,10 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         cx.check((0.0..=1.0).contains(&body.restitution), &format!("{key}.restitution"), || format!("expected a restitution between 0 and 1, got {}", body.restitution))?;
         cx.within(body.friction, 0.0, 10.0, &format!("{key}.friction"), "a friction coefficient")?;
         cx.within(body.damping, 0.0, 1000.0, &format!("{key}.damping"), "a decay rate in 1/s")?;
+        keyframes(&body.path, sim.max_speed, &format!("{key}.path"), cx)?;
+        for (m, pin) in body.pin.iter().enumerate() {
+            keyframes(&pin.path, sim.max_speed, &format!("{key}.pin[{m}].path"), cx)?;
+        }
         let modal = body.deformable.as_ref().is_some_and(|d| d.method == DeformableMethod::Modal);
         cx.check(body.damping == 0.0 || (body.kind == BodyKind::Dynamic && !modal), &format!("{key}.damping"), || {
             "only a dynamic rigid body or one simulated in full is damped (a modal body's modes take deformable.damping)".into()
@@ -811,8 +813,6 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
         if !body.path.is_empty() {
             let key = format!("{key}.path");
             cx.check(body.kind == BodyKind::Kinematic, &key, || "only a kinematic body follows a path".into())?;
-            cx.check(body.path.iter().all(|k| k.iter().all(|v| v.is_finite())), &key, || "expected keyframes [t, dx, dy, dz] of finite numbers".into())?;
-            cx.check(body.path.windows(2).all(|w| w[1][0] > w[0][0]), &key, || "expected keyframe times in increasing order".into())?;
         }
         bodies.push(BodySetup {
             name: body.name.clone().unwrap_or_else(|| format!("body_{n}")),
@@ -852,6 +852,19 @@ pub(super) fn validate(scene: Scene, cx: &Context) -> Result<Resolved, SceneErro
 fn pressure_solve(tolerance: f64, iterations: u32, table: &str, cx: &Context) -> Result<(), SceneError> {
     cx.check(tolerance > 0.0 && tolerance < 1.0, &format!("{table}.pressure_tolerance"), || format!("expected a relative tolerance in (0, 1), got {tolerance}"))?;
     cx.check((1..=100_000).contains(&iterations), &format!("{table}.pressure_max_iterations"), || format!("expected 1 to 100000 iterations, got {iterations}"))
+}
+
+/// Checks a path's keyframes `[t, dx, dy, dz]` under `key`: finite, in increasing time, and no
+/// faster between two than `max_speed` (a keyframe a billion metres off made the substeps so
+/// short that the run never ended).
+fn keyframes(path: &[[f64; 4]], max_speed: f64, key: &str, cx: &Context) -> Result<(), SceneError> {
+    cx.check(path.iter().all(|k| k.iter().all(|v| v.is_finite())), key, || "expected keyframes [t, dx, dy, dz] of finite numbers".into())?;
+    cx.check(path.windows(2).all(|w| w[1][0] > w[0][0]), key, || "expected keyframe times in increasing order".into())?;
+    for (n, w) in path.windows(2).enumerate() {
+        let speed = (vec3([w[1][1], w[1][2], w[1][3]]) - vec3([w[0][1], w[0][2], w[0][3]])).norm() / (w[1][0] - w[0][0]);
+        cx.check(speed <= max_speed, key, || format!("keyframes {n} and {} move at {speed:.4} m/s, above simulation.max_speed = {max_speed} m/s", n + 1))?;
+    }
+    Ok(())
 }
 
 /// Checks an emitter's `start` and `end` times under `key`.
