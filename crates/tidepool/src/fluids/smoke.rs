@@ -27,6 +27,7 @@ use crate::grid::{Array3, Grid, Location, MacVelocity, Sampled};
 use crate::math::{Real, Vec3};
 use crate::solids::{CoupledSolid, StaticSolids};
 use rayon::prelude::*;
+use tidepool_linalg::reduce::sum_by;
 use tidepool_linalg::PcgParams;
 
 /// The air's and the smoke's properties.
@@ -290,24 +291,23 @@ impl SmokeFluid {
     }
 
     /// The smoke's amount `sum s dx^3` (m^3 of unit density) as the volume, the air's kinetic
-    /// energy and momentum, the largest speed.
+    /// energy and momentum, the largest speed. Summed in a fixed order, so that a resumed run
+    /// reports the same figures.
     pub fn measures(&self) -> LiquidMeasures {
-        let cell = self.grid.dx.powi(3);
-        let mass = self.params.air_density * cell;
-        let (energy, momentum) = (0..self.grid.cell_count())
-            .into_par_iter()
-            .map(|c| {
-                let [i, j, k] = self.density.coords(c);
-                let v = self.velocity.at_cell(i, j, k);
-                (0.5 * mass * v.norm_squared(), mass * v)
-            })
-            .reduce(|| (0.0, Vec3::zeros()), |a, b| (a.0 + b.0, a.1 + b.1));
-        LiquidMeasures { volume: self.amount(&self.density), kinetic_energy: energy, momentum, max_speed: self.max_speed() }
+        let mass = self.params.air_density * self.grid.dx.powi(3);
+        let velocity = |c: usize| {
+            let [i, j, k] = self.density.coords(c);
+            self.velocity.at_cell(i, j, k)
+        };
+        let n = self.grid.cell_count();
+        let kinetic_energy = sum_by(n, |c| 0.5 * mass * velocity(c).norm_squared());
+        let momentum = Vec3::from_fn(|a, _| sum_by(n, |c| mass * velocity(c)[a]));
+        LiquidMeasures { volume: self.amount(&self.density), kinetic_energy, momentum, max_speed: self.max_speed() }
     }
 
-    /// `sum q dx^3` of a cell field.
+    /// `sum q dx^3` of a cell field (in a fixed order).
     pub fn amount(&self, q: &Array3<Real>) -> Real {
-        q.as_slice().par_iter().sum::<Real>() * self.grid.dx.powi(3)
+        sum_by(q.as_slice().len(), |c| q.as_slice()[c]) * self.grid.dx.powi(3)
     }
 
     /// A cell field as a volume of the caches (samples at the cell centres).
