@@ -53,6 +53,14 @@ pub struct SmokeParams {
     pub up: Vec3,
 }
 
+impl SmokeParams {
+    /// The buoyant acceleration along `up` (m/s^2) of air `t` kelvin above ambient carrying
+    /// smoke of density `s`: `g t / T_ambient - alpha s`.
+    pub fn lift(&self, t: Real, s: Real) -> Real {
+        self.gravity * t / self.ambient_temperature - self.weight * s
+    }
+}
+
 /// An emitter of smoke, heat and wind.
 #[derive(Clone, Debug)]
 pub struct SmokeSource {
@@ -99,7 +107,12 @@ impl SmokeFluid {
     /// Still air on `grid`, with each `(shape, density, temperature)` of `regions` filled with
     /// that smoke and heat (the later regions over the earlier).
     pub fn new(grid: Grid, statics: StaticSolids, params: SmokeParams, regions: &[(Shape, Real, Real)], sources: Vec<SmokeSource>) -> Self {
-        let fill = |pick: fn(&(Shape, Real, Real)) -> Real| grid.sample_fn(Location::Cell, |x| regions.iter().rev().find(|r| r.0.signed_distance(&x) < 0.0).map_or(0.0, pick));
+        // The last region each cell lies in, found once for both fields.
+        let region = grid.zeros(Location::Cell).par_map(|i, j, k, _| {
+            let x = grid.position(Location::Cell, i, j, k);
+            regions.iter().rposition(|r| r.0.signed_distance(&x) < 0.0)
+        });
+        let fill = |pick: fn(&(Shape, Real, Real)) -> Real| region.par_map(|_, _, _, r| r.map_or(0.0, |r| pick(&regions[r])));
         let far = grid.dx * grid.dims.iter().sum::<usize>() as Real;
         SmokeFluid {
             density: fill(|r| r.1),
@@ -128,25 +141,21 @@ impl SmokeFluid {
     pub fn apply_sources(&mut self, t: Real) {
         let grid = self.grid;
         for source in self.sources.iter().filter(|s| s.start <= t && t < s.end) {
-            let inside = |i, j, k| source.shape.signed_distance(&grid.position(Location::Cell, i, j, k)) < 0.0;
-            self.density.par_update(|i, j, k, s| {
-                if inside(i, j, k) {
-                    *s = s.max(source.density);
-                }
-            });
-            self.temperature.par_update(|i, j, k, temperature| {
-                if inside(i, j, k) {
-                    *temperature = temperature.max(source.temperature);
-                }
-            });
+            let inside = self.density.par_map(|i, j, k, _| source.shape.signed_distance(&grid.position(Location::Cell, i, j, k)) < 0.0);
+            for (field, least) in [(&mut self.density, source.density), (&mut self.temperature, source.temperature)] {
+                field.par_update(|i, j, k, value| {
+                    if inside.get(i, j, k) {
+                        *value = value.max(least);
+                    }
+                });
+            }
             impose_velocity(&grid, &mut self.velocity, &source.shape, &source.velocity);
         }
     }
 
     /// The buoyant acceleration along `up` at each cell (m/s^2).
     fn buoyancy(&self) -> Array3<Real> {
-        let SmokeParams { ambient_temperature, weight, gravity, .. } = self.params;
-        self.temperature.par_map(|i, j, k, t| gravity * t / ambient_temperature - weight * self.density.get(i, j, k))
+        self.temperature.par_map(|i, j, k, t| self.params.lift(t, self.density.get(i, j, k)))
     }
 
     /// The vorticity confinement force per unit mass at each cell (m/s^2): `epsilon dx (N x
@@ -249,12 +258,10 @@ impl SmokeFluid {
     /// Largest substep the CFL number allows: the fastest face or source (plus the speed
     /// the strongest buoyancy adds over one cell) crosses `cfl` cells.
     pub fn cfl_dt(&self, cfl: Real) -> Real {
-        let face_max = self.velocity.faces.iter().map(|f| f.as_slice().par_iter().map(|u| u.abs()).reduce(|| 0.0, Real::max)).fold(0.0, Real::max);
         let source_max = self.sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
-        let lift = self.buoyancy().as_slice().par_iter().map(|a| a.abs()).reduce(|| 0.0, Real::max);
-        let hottest =
-            self.sources.iter().map(|s| self.params.gravity * s.temperature.abs() / self.params.ambient_temperature + self.params.weight.abs() * s.density).fold(lift, Real::max);
-        let speed = face_max.max(source_max) + (self.grid.dx * hottest).sqrt();
+        let lift = self.temperature.as_slice().par_iter().zip(self.density.as_slice().par_iter()).map(|(&t, &s)| self.params.lift(t, s).abs()).reduce(|| 0.0, Real::max);
+        let strongest = self.sources.iter().map(|s| self.params.lift(s.temperature, s.density).abs()).fold(lift, Real::max);
+        let speed = self.velocity.max_abs().max(source_max) + (self.grid.dx * strongest).sqrt();
         if speed > 0.0 {
             cfl * self.grid.dx / speed
         } else {

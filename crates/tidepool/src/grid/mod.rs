@@ -236,6 +236,12 @@ impl MacVelocity {
         )
     }
 
+    /// The largest magnitude of any face velocity (m/s).
+    pub fn max_abs(&self) -> Real {
+        use rayon::prelude::*;
+        self.faces.iter().map(|f| f.as_slice().par_iter().map(|u| u.abs()).reduce(|| 0.0, Real::max)).fold(0.0, Real::max)
+    }
+
     /// The velocity at the centre of cell `(i, j, k)`: the average of its two faces per axis.
     pub fn at_cell(&self, i: usize, j: usize, k: usize) -> Vec3 {
         let [u, v, w] = &self.faces;

@@ -611,7 +611,7 @@ impl LevelSetLiquid {
     /// capillary limit, and in a viscoelastic liquid the elastic one, whatever the CFL number
     /// ([`capillary_dt`], [`Elasticity::stable_dt`]).
     pub fn cfl_dt(&self, grid: &Grid, cfl: Real, gravity: &Vec3, sources: &[LiquidSource]) -> Real {
-        let face_max = self.velocity.faces.iter().map(|f| f.as_slice().par_iter().map(|u| u.abs()).reduce(|| 0.0, Real::max)).fold(0.0, Real::max);
+        let face_max = self.velocity.max_abs();
         let source_max = sources.iter().map(|s| s.velocity.norm()).fold(0.0, Real::max);
         let speed = face_max.max(source_max) + (grid.dx * gravity.norm()).sqrt();
         let advective = if speed > 0.0 { cfl * grid.dx / speed } else { Real::INFINITY };
