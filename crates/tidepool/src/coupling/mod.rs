@@ -626,7 +626,7 @@ fn assemble<'a>(
     faces.sort_by_key(|f| f.solid);
     let (pressure, mut rhs) = assemble_with(grid, static_solids, velocity, &unknown, |c| divergence + media.divergence(c), classify(phi, &unknown, &dual, capillary, media));
     let n_cells = grid.cell_count();
-    let pockets = enclosed_pockets(grid, &pressure.floating, &unknown, &faces);
+    let pockets = enclosed_pockets(grid, &pressure.floating, &unknown, &faces, |s| solids[s].is_sheet());
     let candidates: Vec<SparseVector> = pressure
         .floating
         .iter()
@@ -692,8 +692,11 @@ const NEARLY_NULL: Real = 1e-3;
 /// an articulated or deformable solid only through their slight relative response, which
 /// leaves the system nearly singular (a one-cell pocket between a jellyfish's arm and its
 /// bell was pushed to pressures that threw the jellyfish). Its uniform pressure is left out
-/// like a nullspace.
-fn enclosed_pockets(grid: &Grid, floating: &[Vec<u32>], unknown: &Array3<bool>, faces: &[CoupledFace]) -> Vec<bool> {
+/// like a nullspace. Not so the inside of a closed sheet (`is_sheet`), a bag of cloth: that
+/// pressure pushes its walls out everywhere, and it is what resists squeezing the bag (left
+/// out, a bag of water dropped into a pool lost 70% of its volume in half a second; kept, 47%:
+/// docs/methods/deformable.md says what else lets it leak).
+fn enclosed_pockets(grid: &Grid, floating: &[Vec<u32>], unknown: &Array3<bool>, faces: &[CoupledFace], is_sheet: impl Fn(usize) -> bool) -> Vec<bool> {
     if floating.is_empty() {
         return Vec::new();
     }
@@ -711,7 +714,7 @@ fn enclosed_pockets(grid: &Grid, floating: &[Vec<u32>], unknown: &Array3<bool>, 
                             return true;
                         }
                         match coupled.get(&(axis, face_of(cell, axis, side))) {
-                            Some(&(s, open)) if open >= 1.0 => *solid.get_or_insert(s) == s,
+                            Some(&(s, open)) if open >= 1.0 && !is_sheet(s) => *solid.get_or_insert(s) == s,
                             _ => false,
                         }
                     })
@@ -725,14 +728,16 @@ fn enclosed_pockets(grid: &Grid, floating: &[Vec<u32>], unknown: &Array3<bool>, 
 /// continued level from beside it ([`crate::grid::level_set::continue_into_solid`]), at the
 /// solids' current places. At a waterline the liquid's share `theta` of a dual cell comes from
 /// the level set on either side of the free surface, and with it the liquid the solve hangs
-/// on a body or lifts it with.
+/// on a body or lifts it with. Sheets are left out: they have no inside to continue the
+/// surface through, and the liquid on their two sides need not stand at one level (a sheet
+/// across a tank holds water above air).
 fn level_through_solids<'p>(grid: &Grid, phi: &'p Array3<Real>, solids: &[&mut dyn CoupledSolid], up: &Vec3) -> std::borrow::Cow<'p, Array3<Real>> {
     // Without a surface anywhere (smoke fills the domain) there is none to continue.
     if solids.is_empty() || phi.as_slice().par_iter().all(|&p| p < 0.0) {
         return std::borrow::Cow::Borrowed(phi);
     }
     let mut continued = phi.clone();
-    for solid in solids {
+    for solid in solids.iter().filter(|s| !s.is_sheet()) {
         let (centre, radius) = solid.bounding_sphere();
         let reach = Vec3::repeat(radius + crate::grid::level_set::CONTINUED_OUTSIDE * grid.dx);
         let (lo, hi) = (grid.cell_of(&(centre - reach)), grid.cell_of(&(centre + reach)));
@@ -1288,14 +1293,15 @@ mod tests {
             }
         }
         assert_eq!(outer.len(), 10);
-        assert_eq!(enclosed_pockets(&grid, &region, &unknown, &outer), vec![true]);
+        assert_eq!(enclosed_pockets(&grid, &region, &unknown, &outer, |_| false), vec![true]);
         let spoilt = |change: &dyn Fn(&mut Vec<CoupledFace>)| {
             let mut faces = outer.clone();
             change(&mut faces);
-            enclosed_pockets(&grid, &region, &unknown, &faces)[0]
+            enclosed_pockets(&grid, &region, &unknown, &faces, |_| false)[0]
         };
         assert!(!spoilt(&|f| f[3].solid = 1), "a face of another solid");
         assert!(!spoilt(&|f| f[3].open = 0.5), "a face partly blocked");
+        assert!(!enclosed_pockets(&grid, &region, &unknown, &outer, |_| true)[0], "the inside of a closed sheet");
         assert!(
             !spoilt(&|f| {
                 f.remove(3);

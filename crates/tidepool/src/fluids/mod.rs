@@ -233,14 +233,21 @@ const SUBMERGED_SAMPLES: usize = 4;
 /// sign; [`crate::grid::level_set::continue_level`]). The solid's cells are then sampled at
 /// [`SUBMERGED_SAMPLES`]^3 boxes each; a box counts by its fraction inside the solid times its
 /// fraction below the continued surface, each [`crate::grid::fraction::box_fraction_inside`] of
-/// the signed distance at its centre.
+/// the signed distance at its centre. A sheet's surface is not continued (see
+/// [`crate::coupling`]'s `level_through_solids`): the liquid on its two sides is its own.
 pub fn submerged_volume(grid: &Grid, phi: &Array3<Real>, solid: &dyn crate::solids::CoupledSolid, up: &Vec3) -> Real {
     let (centre, radius) = solid.bounding_sphere();
     let reach = Vec3::repeat(radius + grid.dx);
     let (lo, hi) = (grid.cell_of(&(centre - reach)), grid.cell_of(&(centre + reach)));
     let local = Grid { dims: [0, 1, 2].map(|a| hi[a] - lo[a] + 1), dx: grid.dx, origin: grid.position(Location::Node, lo[0], lo[1], lo[2]) };
     let distance = |x: &Vec3| solid.signed_distance(x);
-    let surface = local.sample_fn(Location::Cell, |x| crate::grid::level_set::continue_level(grid, phi, &distance, up, &x));
+    let surface = local.sample_fn(Location::Cell, |x| {
+        if solid.is_sheet() {
+            grid.interpolate(phi, Location::Cell, &x)
+        } else {
+            crate::grid::level_set::continue_level(grid, phi, &distance, up, &x)
+        }
+    });
     let n = SUBMERGED_SAMPLES;
     let h = grid.dx / n as Real;
     let fraction = |d: Real| box_fraction_inside(d, h);
