@@ -382,30 +382,33 @@ impl CoupledSystem<'_> {
                 diagonal[c] += face.open * face.open / face.mass;
             }
         }
-        diagonal.extend(self.impulse_diagonal());
+        diagonal.extend(self.impulse_diagonal(&self.solid_diagonal()));
         diagonal
     }
 
-    /// Diagonal of the impulse block.
-    fn impulse_diagonal(&self) -> Vec<Real> {
-        let solid: Vec<Real> = self.blocks.iter().flat_map(SolidBlock::diagonal).collect();
+    /// Diagonal of the solids' part `S` of the impulse block.
+    fn solid_diagonal(&self) -> Vec<Real> {
+        self.blocks.iter().flat_map(SolidBlock::diagonal).collect()
+    }
+
+    /// Diagonal of the impulse block, `1/m_f + s_f` (`solid` the solids' part).
+    fn impulse_diagonal(&self, solid: &[Real]) -> Vec<Real> {
         self.faces.iter().zip(solid).map(|(f, s)| 1.0 / f.mass + s).collect()
     }
 
     /// `L'`: the pressure block with each coupled face's impulse eliminated against the
-    /// diagonal `impulse_diagonal` of the impulse block (see [`CoupledPreconditioner`]); `None`
-    /// where that changes nothing (every coupled face on a solid that impulses do not move).
-    fn reduced_pressure(&self, impulse_diagonal: &[Real]) -> Option<Stencil7> {
-        let stiffness = |face: &CoupledFace, e: Real| {
-            let d = 1.0 / face.mass;
-            face.open * face.open * (d - d * d / e)
-        };
-        if self.faces.iter().zip(impulse_diagonal).all(|(face, &e)| stiffness(face, e) <= 0.0) {
+    /// impulse block's diagonal (see [`CoupledPreconditioner`]), `solid` its solids' part
+    /// `s_f`: each face gains the stiffness `open^2 d s / (d + s) = open^2 s / (1 + m s)`.
+    /// `None` where that changes nothing (every coupled face on a solid that impulses do not
+    /// move).
+    fn reduced_pressure(&self, solid: &[Real]) -> Option<Stencil7> {
+        let stiffness = |face: &CoupledFace, s: Real| face.open * face.open * s / (1.0 + face.mass * s);
+        if solid.iter().all(|&s| s <= 0.0) {
             return None;
         }
         let mut reduced = Stencil7 { floating: Vec::new(), ..self.pressure.clone() };
-        for (face, &e) in self.faces.iter().zip(impulse_diagonal) {
-            let k = stiffness(face, e);
+        for (face, &s) in self.faces.iter().zip(solid) {
+            let k = stiffness(face, s);
             for &(c, _) in face.cells.iter().flatten() {
                 reduced.diag[c] += k;
             }
@@ -876,8 +879,8 @@ pub fn project(
         let info = mprgp(&system, &mut FreeSetJacobi::from_diagonal(&system.diagonal()), &c, &lower, &mut solution, step);
         (info.iterations, info.relative_residual, info.converged)
     } else {
-        let impulse_diagonal = system.impulse_diagonal();
-        let reduced = system.reduced_pressure(&impulse_diagonal);
+        let solid = system.solid_diagonal();
+        let (impulse_diagonal, reduced) = (system.impulse_diagonal(&solid), system.reduced_pressure(&solid));
         let preconditioner = CoupledPreconditioner::new(reduced.as_ref().unwrap_or(&system.pressure), &system.faces, impulse_diagonal, preconditioner);
         lap(&mut seconds.setup);
         let info = pcg(&system, &preconditioner, &rhs, &mut solution, params);
@@ -1048,6 +1051,7 @@ mod tests {
     /// so). A light cube (50 kg/m^3), whose response is large next to the liquid's.
     #[test]
     fn preconditioner_inverts_the_system_but_for_the_impulse_blocks_off_diagonal() {
+        use nalgebra::DVector;
         struct Exact {
             rows: Vec<usize>,
             inverse: DMatrix<Real>,
@@ -1061,7 +1065,6 @@ mod tests {
                 }
             }
         }
-        use nalgebra::DVector;
         let mut t = tank(50.0);
         let solids: [&mut dyn CoupledSolid; 1] = [&mut t.body];
         let (a, faces) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids, None);
@@ -1070,8 +1073,8 @@ mod tests {
         let n = t.grid.cell_count();
         let cells: Vec<usize> = (0..n).filter(|&c| assembled.unknown.as_slice()[c]).collect();
         let rows: Vec<usize> = cells.iter().copied().chain(n..n + faces).collect();
-        let diagonal = assembled.system.impulse_diagonal();
-        let reduced = assembled.system.reduced_pressure(&diagonal).expect("a dynamic body changes the pressure block");
+        let solid = assembled.system.solid_diagonal();
+        let (diagonal, reduced) = (assembled.system.impulse_diagonal(&solid), assembled.system.reduced_pressure(&solid).expect("a dynamic body changes the pressure block"));
         let inverse = DMatrix::from_fn(cells.len(), cells.len(), |i, j| reduced.entry(cells[i], cells[j])).try_inverse().unwrap();
         let preconditioner = CoupledPreconditioner {
             pressure: Box::new(Exact { rows: cells.clone(), inverse }),
