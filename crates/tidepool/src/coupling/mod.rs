@@ -26,11 +26,14 @@
 //! of the liquid the solid's share of the dual cells would hold: a body at rest in still water
 //! feels `rho g` times the sum of its dual-cell fractions, the volume of its shape.
 //!
-//! Pressure unknowns are the liquid cells with at least one face no solid reaches. A liquid
-//! cell all of whose faces are coupled (inside a solid, or squeezed between solids) has a
-//! pressure that moves nothing: changing it only changes the impulses on its faces, which
-//! cancel on the solid. Its pressure is fixed at zero and its faces' impulses carry what it
-//! would have carried.
+//! Pressure unknowns are the liquid cells with at least one face that no solid but a sheet
+//! reaches. A liquid cell all of whose faces are coupled to solids with an inside (a cell
+//! inside a solid, or squeezed between solids) has a pressure that moves nothing: changing it
+//! only changes the impulses on its faces, which cancel on the solid. Its pressure is fixed at
+//! zero and its faces' impulses carry what it would have carried. Not so a cell that a sheet
+//! wraps (cloth passing within an eighth of a cell of its centre couples all six faces): the
+//! sheet's faces push the liquid on their other side, and without its own pressure the cell
+//! would be a hole at zero pressure in the water that sucks the sheet in and swallows water.
 //!
 //! Scaled by `q = P / (rho dx)`, `mu = lambda / (rho dx^3)` and rows divided by `rho dx^3`,
 //! the system reads: the liquid's own Poisson matrix with the coupled faces left out
@@ -116,15 +119,15 @@ impl DualCells {
         DualCells { index: Some(index), cut }
     }
 
+    /// What reaches face `f`'s dual cell on `axis`.
+    fn cut(&self, axis: usize, f: [usize; 3]) -> Option<&CutFace> {
+        let at = self.index.as_ref()?[axis].get(f[0], f[1], f[2]);
+        (at > 0).then(|| &self.cut[at as usize - 1])
+    }
+
     /// The solid share of face `f`'s dual cell on `axis`.
     fn fraction(&self, axis: usize, f: [usize; 3]) -> Real {
-        match &self.index {
-            Some(index) => match index[axis].get(f[0], f[1], f[2]) {
-                0 => 0.0,
-                at => self.cut[at as usize - 1].fraction,
-            },
-            None => 0.0,
-        }
+        self.cut(axis, f).map_or(0.0, |cut| cut.fraction)
     }
 }
 
@@ -620,7 +623,7 @@ fn assemble<'a>(
             l && (0..3).any(|a| {
                 (0..2).any(|side| {
                     let f = face_of([i, j, k], a, side);
-                    static_solids.face_open[a].get(f[0], f[1], f[2]) > 0.0 && dual.fraction(a, f) == 0.0
+                    static_solids.face_open[a].get(f[0], f[1], f[2]) > 0.0 && dual.cut(a, f).is_none_or(|cut| solids[cut.solid].is_sheet())
                 })
             })
         })
