@@ -26,14 +26,16 @@
 //! of the liquid the solid's share of the dual cells would hold: a body at rest in still water
 //! feels `rho g` times the sum of its dual-cell fractions, the volume of its shape.
 //!
-//! Pressure unknowns are the liquid cells with at least one face that no solid but a sheet
-//! reaches. A liquid cell all of whose faces are coupled to solids with an inside (a cell
-//! inside a solid, or squeezed between solids) has a pressure that moves nothing: changing it
-//! only changes the impulses on its faces, which cancel on the solid. Its pressure is fixed at
-//! zero and its faces' impulses carry what it would have carried. Not so a cell that a sheet
-//! wraps (cloth passing within an eighth of a cell of its centre couples all six faces): the
-//! sheet's faces push the liquid on their other side, and without its own pressure the cell
-//! would be a hole at zero pressure in the water that sucks the sheet in and swallows water.
+//! Pressure unknowns are the liquid cells with at least one open face that no solid reaches,
+//! and those whose open faces a moving sheet couples all round. A liquid cell all of whose
+//! faces are coupled to solids (inside a solid, or squeezed between solids, or between a body
+//! and the part of a sheet pinned to it) has a pressure that moves nothing: changing it only
+//! changes the impulses on its faces, which cancel on the solid (or hold still). Its pressure
+//! is fixed at zero and its faces' impulses carry what it would have carried. Not so a cell
+//! that a moving sheet wraps (cloth passing within an eighth of a cell of its centre couples
+//! all six faces): the sheet's faces push the liquid on their other side, and without its own
+//! pressure the cell would be a hole at zero pressure in the water that sucks the sheet in and
+//! swallows water.
 //!
 //! Scaled by `q = P / (rho dx)`, `mu = lambda / (rho dx^3)` and rows divided by `rho dx^3`,
 //! the system reads: the liquid's own Poisson matrix with the coupled faces left out
@@ -78,6 +80,9 @@ struct CutFace {
     solid: usize,
     fraction: Real,
     point: Vec3,
+    /// Whether the solid is a sheet that impulses on the face move: the liquid's pressure on
+    /// one side of it reaches the other.
+    moving_sheet: bool,
 }
 
 /// The solids' shares of the dual cells they reach.
@@ -104,7 +109,8 @@ impl DualCells {
                 }
                 for (face, fraction, point) in fractions {
                     let [i, j, k] = face;
-                    let entry = CutFace { axis, face, solid, fraction, point };
+                    let moving_sheet = body.is_sheet() && body.moves_at(&point);
+                    let entry = CutFace { axis, face, solid, fraction, point, moving_sheet };
                     match index.get(i, j, k) {
                         0 => {
                             cut.push(entry);
@@ -620,12 +626,9 @@ fn assemble<'a>(
         liquid.clone()
     } else {
         liquid.par_map(|i, j, k, l| {
-            l && (0..3).any(|a| {
-                (0..2).any(|side| {
-                    let f = face_of([i, j, k], a, side);
-                    static_solids.face_open[a].get(f[0], f[1], f[2]) > 0.0 && dual.cut(a, f).is_none_or(|cut| solids[cut.solid].is_sheet())
-                })
-            })
+            let open_faces =
+                || (0..3).flat_map(|a| (0..2).map(move |side| (a, face_of([i, j, k], a, side)))).filter(|&(a, f)| static_solids.face_open[a].get(f[0], f[1], f[2]) > 0.0);
+            l && (open_faces().any(|(a, f)| dual.cut(a, f).is_none()) || open_faces().all(|(a, f)| dual.cut(a, f).is_some_and(|cut| cut.moving_sheet)))
         })
     };
     let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual, media, solids);

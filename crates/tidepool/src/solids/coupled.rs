@@ -28,6 +28,11 @@ pub trait CoupledSolid: Sync {
     fn is_sheet(&self) -> bool {
         false
     }
+    /// Whether impulses at `x`, on the solid, move it freely there (not where it is pinned,
+    /// nor next to a pin).
+    fn moves_at(&self, _x: &Vec3) -> bool {
+        self.degrees_of_freedom() > 0
+    }
 }
 
 /// A solid in a solve after contact: its velocity along the normals of its contact points is
@@ -151,6 +156,10 @@ impl CoupledSolid for Constrained<'_> {
 
     fn is_sheet(&self) -> bool {
         self.solid.is_sheet()
+    }
+
+    fn moves_at(&self, x: &Vec3) -> bool {
+        self.solid.moves_at(x)
     }
 
     fn degrees_of_freedom(&self) -> usize {

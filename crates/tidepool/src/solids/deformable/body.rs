@@ -807,6 +807,12 @@ impl CoupledSolid for DeformableBody {
         matches!(self.model.elements, Elements::Shell(_))
     }
 
+    /// Where no pinned particle carries the surface there.
+    fn moves_at(&self, x: &Vec3) -> bool {
+        let p = self.surface_point(x);
+        (0..p.count).all(|k| p.weights[k] == 0.0 || !self.pinned[p.particles[k] as usize])
+    }
+
     /// Three per particle that is neither pinned nor bound, and the skeleton's rates.
     fn degrees_of_freedom(&self) -> usize {
         3 * (0..self.positions.len()).filter(|&i| !self.held(i)).count() + self.skeleton.as_ref().map_or(0, Skeleton::dofs)
