@@ -626,10 +626,18 @@ fn assemble<'a>(
         liquid.clone()
     } else {
         liquid.par_map(|i, j, k, l| {
-            let open_faces =
-                || (0..3).flat_map(|a| (0..2).map(move |side| (a, face_of([i, j, k], a, side)))).filter(|&(a, f)| static_solids.face_open[a].get(f[0], f[1], f[2]) > 0.0);
-            let wrapped = || open_faces().next().is_some() && open_faces().all(|(a, f)| dual.cut(a, f).is_some_and(|cut| cut.moving_sheet));
-            l && (open_faces().any(|(a, f)| dual.cut(a, f).is_none()) || wrapped())
+            // Over the open faces: whether any is, and whether each one a solid reaches is a
+            // moving sheet's; a face no solid reaches settles it.
+            let (mut open, mut wrapped) = (false, true);
+            for (a, f) in (0..3).flat_map(|a| (0..2).map(move |side| (a, face_of([i, j, k], a, side)))) {
+                if static_solids.face_open[a].get(f[0], f[1], f[2]) > 0.0 {
+                    match dual.cut(a, f) {
+                        None => return l,
+                        Some(cut) => (open, wrapped) = (true, wrapped && cut.moving_sheet),
+                    }
+                }
+            }
+            l && open && wrapped
         })
     };
     let mut faces = coupled_faces(grid, phi, static_solids, &liquid, &unknown, &dual, media, solids);

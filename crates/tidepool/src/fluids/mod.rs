@@ -241,13 +241,9 @@ pub fn submerged_volume(grid: &Grid, phi: &Array3<Real>, solid: &dyn crate::soli
     let (lo, hi) = (grid.cell_of(&(centre - reach)), grid.cell_of(&(centre + reach)));
     let local = Grid { dims: [0, 1, 2].map(|a| hi[a] - lo[a] + 1), dx: grid.dx, origin: grid.position(Location::Node, lo[0], lo[1], lo[2]) };
     let distance = |x: &Vec3| solid.signed_distance(x);
-    let surface = local.sample_fn(Location::Cell, |x| {
-        if solid.is_sheet() {
-            grid.interpolate(phi, Location::Cell, &x)
-        } else {
-            crate::grid::level_set::continue_level(grid, phi, &distance, up, &x)
-        }
-    });
+    let sheet = solid.is_sheet();
+    let surface =
+        local.sample_fn(Location::Cell, |x| if sheet { grid.interpolate(phi, Location::Cell, &x) } else { crate::grid::level_set::continue_level(grid, phi, &distance, up, &x) });
     let n = SUBMERGED_SAMPLES;
     let h = grid.dx / n as Real;
     let fraction = |d: Real| box_fraction_inside(d, h);
