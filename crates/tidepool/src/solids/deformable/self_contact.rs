@@ -100,22 +100,43 @@ pub fn repel(sheet: &mut Sheet, dt: Real) -> usize {
     applied
 }
 
+/// The most bins one element's box or one query may reach; an element reaching more (one
+/// moving too fast for its step, or at a non-finite position in a run that is blowing up) is
+/// listed in every bin rather than filling memory with bins.
+const MAX_BINS_PER_BOX: i128 = 4096;
+
 /// Bins `cell` wide, each listing the elements whose boxes reach it.
 struct Bins {
     cell: Real,
     map: HashMap<[i64; 3], Vec<u32>>,
+    /// The elements whose boxes reach more than [`MAX_BINS_PER_BOX`] bins.
+    everywhere: Vec<u32>,
+    /// How many elements there are.
+    count: u32,
 }
 
 impl Bins {
-    fn key(&self, p: &Vec3) -> [i64; 3] {
-        p.map(|c| (c / self.cell).floor() as i64).into()
+    /// The lowest and highest bins the box from `lo` to `hi` reaches, or `None` where it reaches
+    /// more than [`MAX_BINS_PER_BOX`] or is not finite.
+    fn range(&self, lo: &Vec3, hi: &Vec3) -> Option<([i64; 3], [i64; 3])> {
+        if !(lo.iter().chain(hi.iter()).all(|c| c.is_finite())) {
+            return None;
+        }
+        let key = |p: &Vec3| -> [i64; 3] { p.map(|c| (c / self.cell).floor() as i64).into() };
+        let (lo, hi) = (key(lo), key(hi));
+        let reached = (0..3).map(|k| hi[k] as i128 - lo[k] as i128 + 1).try_fold(1i128, |n, side| (n * side <= MAX_BINS_PER_BOX).then_some(n * side));
+        reached.map(|_| (lo, hi))
     }
 
     /// Each element's box, as its lowest and highest corner, put in every bin it reaches.
     fn new(cell: Real, boxes: impl Iterator<Item = (Vec3, Vec3)>) -> Self {
-        let mut bins = Bins { cell, map: HashMap::new() };
+        let mut bins = Bins { cell, map: HashMap::new(), everywhere: Vec::new(), count: 0 };
         for (k, (lo, hi)) in boxes.enumerate() {
-            let (lo, hi) = (bins.key(&lo), bins.key(&hi));
+            bins.count += 1;
+            let Some((lo, hi)) = bins.range(&lo, &hi) else {
+                bins.everywhere.push(k as u32);
+                continue;
+            };
             for i in lo[0]..=hi[0] {
                 for j in lo[1]..=hi[1] {
                     for l in lo[2]..=hi[2] {
@@ -127,10 +148,15 @@ impl Bins {
         bins
     }
 
-    /// The elements in the bins the box from `lo` to `hi` reaches, each once, into `near`.
+    /// The elements in the bins the box from `lo` to `hi` reaches, each once, into `near` (all
+    /// of them for a box that reaches more than [`MAX_BINS_PER_BOX`] bins).
     fn near(&self, lo: &Vec3, hi: &Vec3, near: &mut Vec<u32>) {
-        let (lo, hi) = (self.key(lo), self.key(hi));
         near.clear();
+        let Some((lo, hi)) = self.range(lo, hi) else {
+            near.extend(0..self.count);
+            return;
+        };
+        near.extend(&self.everywhere);
         for i in lo[0]..=hi[0] {
             for j in lo[1]..=hi[1] {
                 for l in lo[2]..=hi[2] {
@@ -280,6 +306,20 @@ mod tests {
         let mut sheet =
             Sheet { positions: &positions, velocities: &mut away, inverse_masses: &inverse, triangles: &[[0, 2, 1]], edges: &edges_of(&[[0, 2, 1]]), thickness: h, friction: 0.0 };
         assert_eq!(repel(&mut sheet, dt), 0);
+    }
+
+    /// A sheet that is blowing up (a particle at 1e11 m/s, another at a
+    /// non-finite position) is swept without filling memory with bins, and the contact it
+    /// still has is found: the fast particle's triangle is listed everywhere.
+    #[test]
+    fn a_runaway_sheet_is_swept_without_filling_memory() {
+        let positions = vec![Vec3::zeros(), Vec3::x(), Vec3::z(), Vec3::new(0.2, 0.01, 0.2), Vec3::new(5.0, 0.0, 0.0), Vec3::new(Real::NAN, 0.0, 0.0)];
+        let mut velocities = vec![Vec3::zeros(), Vec3::zeros(), Vec3::new(0.0, 1e11, 0.0), Vec3::new(0.0, -2.0, 0.0), Vec3::zeros(), Vec3::zeros()];
+        let inverse = [1.0; 6];
+        let triangles = [[0, 2, 1], [1, 4, 5]];
+        let mut sheet =
+            Sheet { positions: &positions, velocities: &mut velocities, inverse_masses: &inverse, triangles: &triangles, edges: &edges_of(&triangles), thickness: 0.004, friction: 0.0 };
+        assert!(repel(&mut sheet, 0.01) > 0, "the falling vertex over the runaway triangle was not found");
     }
 
     /// Two triangles whose edges cross 1 cm apart (one over the other, at right angles), the
