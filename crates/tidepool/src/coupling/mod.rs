@@ -58,6 +58,7 @@ use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{Real, Vec3};
 use crate::solids::{Constrained, CoupledSolid, StaticSolids};
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 pub use poisson::PhaseView;
 use poisson::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, Media, ProjectionReport, SolveSeconds, THETA_MIN};
 use rayon::prelude::*;
@@ -496,24 +497,122 @@ pub enum PressurePreconditioner {
 /// what makes a sheet in water converge (with the faces as walls, a light cloth took 100-400
 /// iterations a substep). `L'^-1` is the chosen pressure preconditioner (multigrid or MIC(0))
 /// of `L'`.
+///
+/// To that it adds, for every group of [`WrappedCells`], the inverse of the system's block on
+/// the cells' pressures and their faces' impulses (an additive Schwarz term: the sum stays
+/// symmetric positive definite). The block factorisation cannot see such a cell's near-null
+/// direction: its pressure raised and its faces' impulses holding the push back, where the
+/// pushes on its opposite faces act on the same piece of cloth and cancel. With it, PCG took
+/// 577 iterations a substep on `cloth_from_water`'s folding cloth; with the groups, 163.
 struct CoupledPreconditioner<'a> {
     pressure: Box<dyn Preconditioner + 'a>,
     faces: &'a [CoupledFace],
     /// `E`: the impulse block's diagonal.
     impulse_diagonal: Vec<Real>,
+    wrapped: Vec<WrappedCells>,
     /// Room for the transformed pressure residual (used only with coupled faces).
     scratch: Mutex<Vec<Real>>,
 }
 
+/// Pressure unknowns all of whose open faces are coupled (cells that a moving sheet wraps),
+/// joined where they share a coupled face: their rows and their faces' impulse rows in the
+/// system, and the Cholesky factors of the system's block on them.
+struct WrappedCells {
+    rows: Vec<usize>,
+    block: Cholesky<Real, Dyn>,
+}
+
+/// The most rows of one [`WrappedCells`] block (a larger group is left to the rest of the
+/// preconditioner).
+const WRAPPED_ROWS_MAX: usize = 256;
+
+impl WrappedCells {
+    /// The pressure unknowns of `system` whose row of the pressure block without the coupled
+    /// faces is empty, in groups joined by shared faces, each with its block factored
+    /// (the cells' pressures, their coupled faces' impulses and, through `solids`' responses,
+    /// the solids' block on those faces); a group whose block is not positive definite is left
+    /// out.
+    fn all(system: &CoupledSystem, solids: &[&mut dyn CoupledSolid]) -> Vec<WrappedCells> {
+        let wrapped = |c: &usize| system.pressure.diag[*c] == 0.0;
+        // Union–find over the wrapped cells, by their places in `cells`.
+        let mut cells: Vec<usize> = system.faces.iter().flat_map(|f| f.cells.iter().flatten().map(|&(c, _)| c)).filter(wrapped).collect();
+        cells.sort_unstable();
+        cells.dedup();
+        let place = |c: usize| cells.binary_search(&c).ok();
+        let mut parent: Vec<usize> = (0..cells.len()).collect();
+        fn root(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        for face in &system.faces {
+            if let [Some((a, _)), Some((b, _))] = face.cells {
+                if let (Some(a), Some(b)) = (place(a), place(b)) {
+                    let (a, b) = (root(&mut parent, a), root(&mut parent, b));
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+        let mut groups: HashMap<usize, (Vec<usize>, Vec<usize>)> = HashMap::new();
+        for (f, face) in system.faces.iter().enumerate() {
+            let mut roots: Vec<usize> = face.cells.iter().flatten().filter_map(|&(c, _)| place(c)).map(|i| root(&mut parent, i)).collect();
+            roots.dedup();
+            for r in roots {
+                groups.entry(r).or_default().1.push(f);
+            }
+        }
+        for (i, &c) in cells.iter().enumerate() {
+            groups.entry(root(&mut parent, i)).or_default().0.push(c);
+        }
+        let mut groups: Vec<(Vec<usize>, Vec<usize>)> = groups.into_values().filter(|(c, f)| c.len() + f.len() <= WRAPPED_ROWS_MAX).collect();
+        groups.sort_unstable();
+        groups.into_par_iter().filter_map(|(cells, faces)| Self::block(system, solids, cells, faces)).collect()
+    }
+
+    /// The group of `cells` and the coupled `faces` around them, with its block factored.
+    fn block(system: &CoupledSystem, solids: &[&mut dyn CoupledSolid], cells: Vec<usize>, faces: Vec<usize>) -> Option<WrappedCells> {
+        let size = cells.len() + faces.len();
+        let mut block = DMatrix::zeros(size, size);
+        for (i, face) in faces.iter().map(|&f| &system.faces[f]).enumerate() {
+            let row = cells.len() + i;
+            let ends: Vec<(usize, Real)> = face.cells.iter().flatten().filter_map(|&(c, sign)| Some((cells.binary_search(&c).ok()?, face.open * sign))).collect();
+            for &(a, ya) in &ends {
+                for &(b, yb) in &ends {
+                    block[(a, b)] += ya * yb / face.mass;
+                }
+                block[(a, row)] = ya / face.mass;
+                block[(row, a)] = ya / face.mass;
+            }
+            block[(row, row)] = 1.0 / face.mass;
+        }
+        let mut by_solid: Vec<usize> = (0..faces.len()).collect();
+        by_solid.sort_by_key(|&i| system.faces[faces[i]].solid);
+        for of_one in by_solid.chunk_by(|&a, &b| system.faces[faces[a]].solid == system.faces[faces[b]].solid) {
+            let (points, axes) = of_one.iter().map(|&i| (system.faces[faces[i]].point, system.faces[faces[i]].axis)).unzip();
+            let solid = SolidBlock::at_points(&*solids[system.faces[faces[of_one[0]]].solid], points, axes, system.cell_mass).matrix();
+            for (a, &i) in of_one.iter().enumerate() {
+                for (b, &j) in of_one.iter().enumerate() {
+                    block[(cells.len() + i, cells.len() + j)] += 0.5 * (solid[(a, b)] + solid[(b, a)]);
+                }
+            }
+        }
+        let block = block.cholesky()?;
+        let n = system.pressure.diag.len();
+        Some(WrappedCells { rows: cells.into_iter().chain(faces.into_iter().map(|f| n + f)).collect(), block })
+    }
+}
+
 impl<'a> CoupledPreconditioner<'a> {
     /// `reduced` is `L'` ([`CoupledSystem::reduced_pressure`]).
-    fn new(reduced: &'a Stencil7, faces: &'a [CoupledFace], impulse_diagonal: Vec<Real>, choice: PressurePreconditioner) -> Self {
+    fn new(reduced: &'a Stencil7, faces: &'a [CoupledFace], impulse_diagonal: Vec<Real>, wrapped: Vec<WrappedCells>, choice: PressurePreconditioner) -> Self {
         let scratch = Mutex::new(if faces.is_empty() { Vec::new() } else { vec![0.0; reduced.diag.len()] });
         let pressure: Box<dyn Preconditioner + 'a> = match choice {
             PressurePreconditioner::Mic0 => Box::new(Mic0::new(reduced)),
             PressurePreconditioner::Multigrid => Box::new(Multigrid::new(reduced)),
         };
-        CoupledPreconditioner { pressure, faces, impulse_diagonal, scratch }
+        CoupledPreconditioner { pressure, faces, impulse_diagonal, wrapped, scratch }
     }
 }
 
@@ -537,6 +636,12 @@ impl Preconditioner for CoupledPreconditioner<'_> {
         let (zq, zmu) = z.split_at_mut(n);
         for (f, face) in self.faces.iter().enumerate() {
             zmu[f] = (r[n + f] - face.pressure_term(zq) / face.mass) / self.impulse_diagonal[f];
+        }
+        for cell in &self.wrapped {
+            let local = cell.block.solve(&DVector::from_iterator(cell.rows.len(), cell.rows.iter().map(|&i| r[i])));
+            for (&i, v) in cell.rows.iter().zip(local.iter()) {
+                z[i] += v;
+            }
         }
     }
 }
@@ -896,7 +1001,8 @@ pub fn project(
     } else {
         let solid = system.solid_diagonal();
         let (impulse_diagonal, reduced) = (system.impulse_diagonal(&solid), system.reduced_pressure(&solid));
-        let preconditioner = CoupledPreconditioner::new(reduced.as_ref().unwrap_or(&system.pressure), &system.faces, impulse_diagonal, preconditioner);
+        let wrapped = WrappedCells::all(&system, solids);
+        let preconditioner = CoupledPreconditioner::new(reduced.as_ref().unwrap_or(&system.pressure), &system.faces, impulse_diagonal, wrapped, preconditioner);
         lap(&mut seconds.setup);
         let info = pcg(&system, &preconditioner, &rhs, &mut solution, params);
         (info.iterations, info.relative_residual, info.converged)
@@ -1095,6 +1201,7 @@ mod tests {
             pressure: Box::new(Exact { rows: cells.clone(), inverse }),
             faces: &assembled.system.faces,
             impulse_diagonal: diagonal,
+            wrapped: Vec::new(),
             scratch: Mutex::new(vec![0.0; n]),
         };
         let nq = cells.len();
@@ -1114,6 +1221,60 @@ mod tests {
         assert!(off < 1e-9, "M^-1 M is off the identity by {off}");
         let off_diagonal = (m - &a).amax();
         assert!(off_diagonal > 0.1 * a.view((nq, nq), (faces, faces)).diagonal().amax(), "the cube's impulse block is nearly diagonal: the test would not tell");
+    }
+
+    /// A light sheet of cloth (0.1 kg/m^2, 2 x 2 cells, fine triangles) lying flat through the
+    /// centres of four cells under water couples all six faces of each: they are
+    /// [`WrappedCells`], and with their block in the preconditioner the preconditioned system's
+    /// condition number falls. Without it each cell's pressure, raised with its faces' impulses
+    /// holding the push back, is a near-null direction: the pushes on its upper and lower
+    /// faces act on the same piece of cloth, up and down, and cancel.
+    #[test]
+    fn wrapped_cells_lower_the_condition_number_of_the_preconditioned_system() {
+        use crate::geometry::TriMesh;
+        use crate::solids::deformable::body::{DeformableBody, DeformableModel};
+        use crate::solids::Solid;
+        use std::sync::Arc;
+        let t = tank(1.0);
+        let centre = 0.5 * (t.grid.position(Location::Cell, 3, 2, 3) + t.grid.position(Location::Cell, 4, 2, 4));
+        let mut mesh = TriMesh::sheet(1.6 * t.grid.dx, 1.6 * t.grid.dx, 0.2 * t.grid.dx);
+        mesh.vertices.iter_mut().for_each(|v| *v += centre);
+        let model = Arc::new(DeformableModel::sheet(&mesh, 0.001, 1e5, 0.3, 0.0, 100.0).unwrap());
+        let mut sheet = DeformableBody::new("sheet", model, mesh.vertices.clone(), Material { restitution: 0.0, friction: 0.0 });
+        sheet.predict_velocities(DT, &Vec3::new(0.0, -G, 0.0), 0.0);
+        let solids: [&mut dyn CoupledSolid; 1] = [&mut sheet];
+        let (a, _) = dense_system(&t.grid, &t.phi, &t.statics, &t.velocity, &solids, None);
+        let media = Media::new(&t.grid, PhaseView::single(&t.phi, &WATER, &0.0), WATER, DT / (WATER * t.grid.dx), true);
+        let assembled = assemble(&t.grid, &t.phi, &t.statics, &t.velocity, WATER, 0.0, None, &media, &solids);
+        let system = &assembled.system;
+        let wrapped = WrappedCells::all(system, &solids);
+        for [i, k] in [[3, 3], [3, 4], [4, 3], [4, 4]] {
+            let cell = t.phi.index(i, 2, k);
+            assert!(wrapped.iter().any(|w| w.rows.contains(&cell)), "cell {:?} is not wrapped", [i, 2, k]);
+        }
+        let n = t.grid.cell_count();
+        let rows: Vec<usize> = (0..n).filter(|&c| assembled.unknown.as_slice()[c]).chain(n..system.len()).collect();
+        let condition = |wrapped: Vec<WrappedCells>| {
+            let solid = system.solid_diagonal();
+            let reduced = system.reduced_pressure(&solid).expect("the bag moves");
+            let preconditioner = CoupledPreconditioner::new(&reduced, &system.faces, system.impulse_diagonal(&solid), wrapped, PressurePreconditioner::Mic0);
+            let (mut r, mut z) = (vec![0.0; system.len()], vec![0.0; system.len()]);
+            let mut inverse = DMatrix::zeros(rows.len(), rows.len());
+            for (j, &col) in rows.iter().enumerate() {
+                r[col] = 1.0;
+                preconditioner.apply(&r, &mut z);
+                r[col] = 0.0;
+                for (i, &row) in rows.iter().enumerate() {
+                    inverse[(i, j)] = z[row];
+                }
+            }
+            // M^-1 A is similar to the symmetric L^T A L with M^-1 = L L^T.
+            let l = inverse.cholesky().expect("the preconditioner is positive definite").l();
+            let eigenvalues = (l.transpose() * &a * &l).symmetric_eigenvalues();
+            eigenvalues.max() / eigenvalues.min()
+        };
+        let (with, without) = (condition(wrapped), condition(Vec::new()));
+        assert!(with < 1e-3 * without, "condition number {with:.3e} with the wrapped cell's block, {without:.3e} without");
     }
 
     #[test]

@@ -82,6 +82,13 @@ impl<'a> SolidBlock<'a> {
         (basis, core)
     }
 
+    /// `S` itself, one response per face (for a handful of faces).
+    pub(crate) fn matrix(&self) -> DMatrix<Real> {
+        let n = self.points.len();
+        let columns: Vec<Vec<Real>> = (0..n).map(|j| self.response(&(0..n).map(|i| if i == j { 1.0 } else { 0.0 }).collect::<Vec<_>>())).collect();
+        DMatrix::from_fn(n, n, |i, j| columns[j][i])
+    }
+
     /// Adds `S mu` to `y` (both over all coupled faces).
     pub fn add_apply(&self, mu: &[Real], y: &mut [Real]) {
         if self.rank == 0 || self.range.is_empty() {

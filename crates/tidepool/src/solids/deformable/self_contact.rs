@@ -317,8 +317,15 @@ mod tests {
         let mut velocities = vec![Vec3::zeros(), Vec3::zeros(), Vec3::new(0.0, 1e11, 0.0), Vec3::new(0.0, -2.0, 0.0), Vec3::zeros(), Vec3::zeros()];
         let inverse = [1.0; 6];
         let triangles = [[0, 2, 1], [1, 4, 5]];
-        let mut sheet =
-            Sheet { positions: &positions, velocities: &mut velocities, inverse_masses: &inverse, triangles: &triangles, edges: &edges_of(&triangles), thickness: 0.004, friction: 0.0 };
+        let mut sheet = Sheet {
+            positions: &positions,
+            velocities: &mut velocities,
+            inverse_masses: &inverse,
+            triangles: &triangles,
+            edges: &edges_of(&triangles),
+            thickness: 0.004,
+            friction: 0.0,
+        };
         assert!(repel(&mut sheet, 0.01) > 0, "the falling vertex over the runaway triangle was not found");
     }
 
