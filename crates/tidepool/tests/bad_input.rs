@@ -105,6 +105,7 @@ fn cases(dir: &Path) -> Vec<(&'static str, String, Option<usize>, &'static str)>
         ("sheet in full", sheet("sheet = { center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.002 }", "method = \"fem\", young = 1e5"), Some(10), "simulated as cloth"),
         ("sheet thickness", sheet("sheet = { center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.0 }", "method = \"cloth\", young = 1e5"), Some(10), "expected a thickness > 0"),
         ("sheet size", sheet("sheet = { center = [0.5, 0.5, 0.5], size = [0.4, -0.4], thickness = 0.002 }", "method = \"cloth\", young = 1e5"), Some(10), "expected two sides > 0"),
+        ("modal body made incompressible", sheet("box = { min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }", "young = 1e5, incompressible = true"), Some(12), "or a closed cloth bag (method = \"cloth\") is made incompressible"),
         ("cloth too fine", sheet("sheet = { center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.002 }", "method = \"cloth\", young = 1e5, spacing = 1e-4"), Some(12), "more than 2e5"),
         ("non-manifold cloth", cloth_file(&fan, ""), Some(10), "fan.obj`: edge between vertices 0 and 1 is used 2 times in the same direction (non-manifold"),
         ("cloth file with spacing", cloth_file(&open_mesh, ", spacing = 0.01"), Some(12), "remove spacing"),
@@ -170,7 +171,8 @@ fn meshes_in_obj_and_ply_give_the_same_obstacle() {
 
 /// What only building the world finds is located in the scene like any other error: a 0.2 m
 /// cube meshed at 0.15 m spacing has too few particles for 64 modes; a full deformable body's
-/// pin beside it holds no particle; a sheet is as thick as its triangles are high; a bone holds
+/// pin beside it holds no particle; a sheet is as thick as its triangles are high; an open sheet
+/// is made incompressible; a bone holds
 /// no particle, holds pinned ones, or holds only a line of them.
 #[test]
 fn errors_found_when_the_world_is_built_are_located() {
@@ -198,6 +200,13 @@ fn errors_found_when_the_world_is_built_are_located() {
     let Err(err) = tidepool::world::World::build(&loaded) else { panic!("a sheet as thick as its triangles accepted") };
     let message = err.to_string();
     assert!(message.starts_with("bad.toml:12:") && message.contains("the thickness must be under half"), "{message}");
+    let text = format!(
+        "{HEAD}\n[[body]]\nshape.sheet = {{ center = [0.5, 0.5, 0.5], size = [0.4, 0.4], thickness = 0.002 }}\ndensity = 500.0\ndeformable = {{ method = \"cloth\", young = 1e5, incompressible = true }}\n"
+    );
+    let loaded = scene::parse(&text, "bad.toml", "bad", None, Path::new(".")).expect("the scene itself is valid");
+    let Err(err) = tidepool::world::World::build(&loaded) else { panic!("an open sheet made incompressible accepted") };
+    let message = err.to_string();
+    assert!(message.starts_with("bad.toml:12:") && message.contains("an open sheet encloses no volume"), "{message}");
     let full = "[[body]]\nshape.box = { min = [0.4, 0.4, 0.4], max = [0.6, 0.6, 0.6] }\ndensity = 500.0\ndeformable = { method = \"fem\", young = 1e5, spacing = 0.05 }\n";
     for (bones, line, expected) in [
         ("[[body.bone]]\nname = \"b\"\nshape.box = { min = [0.7, 0.4, 0.4], max = [0.8, 0.6, 0.6] }\n", 15, "no particle of the body lies inside the bone's shape"),

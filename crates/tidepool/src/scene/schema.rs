@@ -733,7 +733,8 @@ pub struct Deformable {
     /// simulated on the file's triangles.
     pub spacing: Option<f64>,
     /// Keeps the volume of a body simulated in full (`method = "fem"`): each particle's share
-    /// of it is held at its rest value by a pressure projection of the velocities.
+    /// of it is held at its rest value by a pressure projection of the velocities. Of a closed
+    /// cloth bag (`method = "cloth"`), the volume it encloses: a bag full of liquid.
     #[serde(default)]
     pub incompressible: bool,
 }

@@ -252,8 +252,8 @@ fn reduced_setup(
     cx.check(body.bone.is_empty() || d.method == DeformableMethod::Fem, &format!("{body_key}.bone"), || {
         "only a volume simulated in full (deformable.method = \"fem\") has bones".into()
     })?;
-    cx.check(!d.incompressible || d.method == DeformableMethod::Fem, &format!("{key}.incompressible"), || {
-        "only a volume simulated in full (method = \"fem\") is made incompressible".into()
+    cx.check(!d.incompressible || d.method != DeformableMethod::Modal, &format!("{key}.incompressible"), || {
+        "only a volume simulated in full (method = \"fem\") or a closed cloth bag (method = \"cloth\") is made incompressible".into()
     })?;
     let bones = body.bone.iter().enumerate().map(|(n, bone)| bone_setup(bone, &format!("{body_key}.bone[{n}]"), &body.bone[..n], cx)).collect::<Result<_, _>>()?;
     let pins = match d.method {

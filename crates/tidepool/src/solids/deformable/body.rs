@@ -485,24 +485,40 @@ impl DeformableBody {
     }
 
     /// Keeps an incompressible body's volumes: its velocities projected so that each particle's
-    /// volume returns toward its rest volume at the rate that would restore it over `over` (s),
-    /// or stays as it is (`None`).
+    /// volume (a closed sheet's: the volume it encloses) returns toward its rest volume at the
+    /// rate that would restore it over `over` (s), or stays as it is (`None`).
     fn keep_volumes(&mut self, over: Option<Real>) {
-        let (Some(rest), Elements::Volume(tets)) = (&self.incompressible, &self.model.elements) else { return };
-        let rates: Vec<Real> = match over {
-            Some(dt) => incompressible::particle_volumes(tets, &self.positions).iter().zip(rest).map(|(now, rest)| (rest - now) / dt).collect(),
-            None => vec![0.0; rest.len()],
-        };
+        let Some(rest) = &self.incompressible else { return };
         let inverse_masses: Vec<Real> = (0..self.positions.len()).map(|i| self.inverse_mass(i)).collect();
-        let factor = self.pressure.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        incompressible::project(tets, &self.positions, &inverse_masses, self.skeleton.as_mut(), factor.as_deref(), &mut self.velocities, &rates);
+        match &self.model.elements {
+            Elements::Volume(tets) => {
+                let rates: Vec<Real> = match over {
+                    Some(dt) => incompressible::particle_volumes(tets, &self.positions).iter().zip(rest).map(|(now, rest)| (rest - now) / dt).collect(),
+                    None => vec![0.0; rest.len()],
+                };
+                let factor = self.pressure.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                incompressible::project(tets, &self.positions, &inverse_masses, self.skeleton.as_mut(), factor.as_deref(), &mut self.velocities, &rates);
+            }
+            Elements::Shell(shell) => {
+                let rate = over.map_or(0.0, |dt| (rest[0] - incompressible::enclosed_volume(&shell.triangles, &self.positions)) / dt);
+                incompressible::project_enclosed(&shell.triangles, &self.positions, &inverse_masses, &mut self.velocities, rate);
+            }
+        }
     }
 
     /// Makes the body incompressible: each particle's share of the volume kept at its rest
-    /// value (a volume only).
+    /// value, or, for a closed sheet (a bag full of liquid), the volume it encloses.
     pub fn make_incompressible(&mut self) -> Result<(), String> {
-        let Elements::Volume(tets) = &self.model.elements else { return Err("a sheet has no volume to keep".into()) };
-        self.incompressible = Some(incompressible::particle_volumes(tets, &self.model.rest));
+        self.incompressible = Some(match &self.model.elements {
+            Elements::Volume(tets) => incompressible::particle_volumes(tets, &self.model.rest),
+            Elements::Shell(shell) => {
+                let mesh = TriMesh { vertices: self.model.rest.clone(), triangles: shell.triangles.clone() };
+                if !mesh.boundary_edges().is_ok_and(|edges| edges.is_empty()) {
+                    return Err("an open sheet encloses no volume to keep: only a closed sheet (a bag) is made incompressible".into());
+                }
+                vec![incompressible::enclosed_volume(&shell.triangles, &self.model.rest)]
+            }
+        });
         Ok(())
     }
 

@@ -231,6 +231,37 @@ pub fn project(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], skeleton:
     left / scale
 }
 
+/// The volume a closed, consistently oriented triangle mesh at `x` encloses (its triangles'
+/// signed tetrahedra from the origin).
+pub fn enclosed_volume(triangles: &[[u32; 3]], x: &[Vec3]) -> Real {
+    triangles.iter().map(|t| x[t[0] as usize].dot(&x[t[1] as usize].cross(&x[t[2] as usize]))).sum::<Real>() / 6.0
+}
+
+/// Projects the velocities `v` of a closed sheet's particles at `x` (inverse masses
+/// `inverse_masses`, 0 where pinned) so that the volume it encloses changes at `rate`: one
+/// constraint `g . v = rate` with `g = dV/dx` (each particle's `sum (x_b x x_c) / 6` over its
+/// triangles `(i, b, c)`), and `v <- v - M^-1 g p` with `p = (g . v - rate) / (g M^-1 g)`.
+/// The gradient of a volume changes with neither a translation nor a rotation, so `g`'s forces
+/// are internal: the momenta are kept. Nothing is done where no free particle can change the
+/// volume.
+pub fn project_enclosed(triangles: &[[u32; 3]], x: &[Vec3], inverse_masses: &[Real], v: &mut [Vec3], rate: Real) {
+    let mut g = vec![Vec3::zeros(); x.len()];
+    for t in triangles {
+        for k in 0..3 {
+            let (a, b, c) = (t[k] as usize, t[(k + 1) % 3] as usize, t[(k + 2) % 3] as usize);
+            g[a] += x[b].cross(&x[c]) / 6.0;
+        }
+    }
+    let stiffness: Real = g.iter().zip(inverse_masses).map(|(g, w)| w * g.norm_squared()).sum();
+    if stiffness <= 0.0 {
+        return;
+    }
+    let p = (g.iter().zip(v.iter()).map(|(g, v)| g.dot(v)).sum::<Real>() - rate) / stiffness;
+    for ((v, g), w) in v.iter_mut().zip(&g).zip(inverse_masses) {
+        *v -= *w * p * g;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,5 +295,47 @@ mod tests {
         assert!(left < 1e-5, "the volumes still change at {left:e} of the start");
         assert!((after.0 - before.0).norm() < 1e-12 && (after.1 - before.1).norm() < 1e-12, "momenta {before:?} became {after:?}");
         assert!((particle_volumes(&tets, &mesh.vertices).iter().sum::<Real>() - 0.2 * 0.1 * 0.1).abs() < 1e-15);
+    }
+
+    /// A closed sheet's particles (a box's surface, unequal masses, one pinned) given random
+    /// velocities are projected so that the volume it encloses changes at the asked rate (to
+    /// 1e-6 of the rates), and the momenta are kept where no particle is pinned; the enclosed volume
+    /// is the box's.
+    #[test]
+    fn the_enclosed_projection_sets_the_volume_rate_and_keeps_the_momenta() {
+        use crate::geometry::Shape;
+        let mesh = Shape::Box { min: Vec3::new(-0.1, -0.05, -0.05), max: Vec3::new(0.1, 0.05, 0.05) }.surface_mesh();
+        assert!((enclosed_volume(&mesh.triangles, &mesh.vertices) - 0.2 * 0.1 * 0.1).abs() < 1e-15);
+        let n = mesh.vertices.len();
+        let masses: Vec<Real> = (0..n).map(|i| 1.0 + 0.3 * i as Real).collect();
+        let mut seed = 11u64;
+        let mut random = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as Real / (1u64 << 53) as Real - 0.5
+        };
+        let start: Vec<Vec3> = (0..n).map(|_| Vec3::new(random(), random(), random())).collect();
+        let rate_of = |v: &[Vec3]| {
+            // A central difference: exact but for round-off, the volume being cubic.
+            let h = 1e-4;
+            let moved = |s: Real| -> Vec<Vec3> { mesh.vertices.iter().zip(v).map(|(x, v)| x + s * h * v).collect() };
+            (enclosed_volume(&mesh.triangles, &moved(1.0)) - enclosed_volume(&mesh.triangles, &moved(-1.0))) / (2.0 * h)
+        };
+        let momenta = |v: &[Vec3]| {
+            let linear: Vec3 = v.iter().zip(&masses).map(|(v, m)| *m * v).sum();
+            let angular: Vec3 = mesh.vertices.iter().zip(v).zip(&masses).map(|((x, v), m)| *m * x.cross(v)).sum();
+            (linear, angular)
+        };
+        for (pinned, rate) in [(None, 0.0), (None, 0.003), (Some(2), -0.002)] {
+            let inverse: Vec<Real> = (0..n).map(|i| if Some(i) == pinned { 0.0 } else { 1.0 / masses[i] }).collect();
+            let mut v = start.clone();
+            project_enclosed(&mesh.triangles, &mesh.vertices, &inverse, &mut v, rate);
+            assert!((rate_of(&v) - rate).abs() < 1e-6 * (rate_of(&start).abs() + rate.abs()), "rate {} asked {rate}", rate_of(&v));
+            if let Some(p) = pinned {
+                assert_eq!(v[p], start[p], "the pinned particle moved");
+            } else {
+                let (before, after) = (momenta(&start), momenta(&v));
+                assert!((after.0 - before.0).norm() < 1e-12 && (after.1 - before.1).norm() < 1e-12, "momenta {before:?} became {after:?}");
+            }
+        }
     }
 }
