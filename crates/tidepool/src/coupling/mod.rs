@@ -1256,7 +1256,7 @@ mod tests {
         let rows: Vec<usize> = (0..n).filter(|&c| assembled.unknown.as_slice()[c]).chain(n..system.len()).collect();
         let condition = |wrapped: Vec<WrappedCells>| {
             let solid = system.solid_diagonal();
-            let reduced = system.reduced_pressure(&solid).expect("the bag moves");
+            let reduced = system.reduced_pressure(&solid).expect("the sheet moves");
             let preconditioner = CoupledPreconditioner::new(&reduced, &system.faces, system.impulse_diagonal(&solid), wrapped, PressurePreconditioner::Mic0);
             let (mut r, mut z) = (vec![0.0; system.len()], vec![0.0; system.len()]);
             let mut inverse = DMatrix::zeros(rows.len(), rows.len());

@@ -234,7 +234,7 @@ pub struct DeformableBody {
     /// Rigid bones the particles inside them are hard-bound to, hinged and driven.
     pub skeleton: Option<Skeleton>,
     /// Each particle's share of the volume at rest, when the volume is kept
-    /// ([`super::incompressible`]; volumes without bones only).
+    /// ([`super::incompressible`]); for a closed sheet, the one volume it encloses.
     pub incompressible: Option<Vec<Real>>,
     /// The elastic forces at the current positions, once computed.
     forces: Option<Vec<Vec3>>,

@@ -8,6 +8,9 @@
 //! `VOLUME_RELAXATION` in `body.rs`); step V.1 (make incompressible) for none, `r = 0`. Volumes per particle rather than per tetrahedron leave linear tetrahedra
 //! free to bend (one constraint per particle, not per element, so they do not lock).
 //!
+//! A closed sheet made incompressible (a bag full of liquid) keeps the one volume it encloses
+//! the same way, with `G` a single row ([`project_enclosed`]).
+//!
 //! `G^T p` is a set of internal forces — the gradients of volumes, which neither a translation
 //! nor a rotation changes — so the projection keeps linear and angular momentum.
 //!

@@ -308,9 +308,10 @@ mod tests {
         assert_eq!(repel(&mut sheet, dt), 0);
     }
 
-    /// A sheet that is blowing up (a particle at 1e11 m/s, another at a
-    /// non-finite position) is swept without filling memory with bins, and the contact it
-    /// still has is found: the fast particle's triangle is listed everywhere.
+    /// A sheet that is blowing up (a particle at 1e11 m/s, another at a non-finite position)
+    /// is swept without filling memory with bins (before, the fast triangle's box was put in
+    /// 1e11 bins), and the contact it still has is found: the fast particle's triangle is
+    /// listed everywhere.
     #[test]
     fn a_runaway_sheet_is_swept_without_filling_memory() {
         let positions = vec![Vec3::zeros(), Vec3::x(), Vec3::z(), Vec3::new(0.2, 0.01, 0.2), Vec3::new(5.0, 0.0, 0.0), Vec3::new(Real::NAN, 0.0, 0.0)];
