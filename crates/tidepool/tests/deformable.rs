@@ -1057,7 +1057,8 @@ fn a_sheet_of_cloth_across_a_tank_holds_the_water_above_it() {
 /// lets the same bag lose more than 1% in its first half second (measured 1.8%): each coupled
 /// face samples the cloth at one point, and the cloth folds between the samples unseen. The
 /// test prints how far the water at the bag's centre lags the bag while it sinks (measured:
-/// 15–25% of its speed; water still slips through the cloth, see docs/methods/deformable.md).
+/// 4–26% of its speed: a velocity slice shows the water inside moving with the bag along its
+/// walls and slower at its centre; see docs/methods/deformable.md).
 #[test]
 fn a_sinking_bag_of_water_made_incompressible_keeps_its_water() {
     let scene = |incompressible: bool, frames: u32| {
