@@ -46,3 +46,29 @@ impl SplitMix64 {
         (self.next_u64() >> 11) as Real / (1u64 << 53) as Real
     }
 }
+
+/// Disjoint sets of `0..n` (union–find with path halving): classes of things joined pairwise.
+pub struct DisjointSets(Vec<usize>);
+
+impl DisjointSets {
+    /// `n` sets of one each.
+    pub fn new(n: usize) -> Self {
+        DisjointSets((0..n).collect())
+    }
+
+    /// The representative of `i`'s set.
+    pub fn root(&mut self, mut i: usize) -> usize {
+        let parent = &mut self.0;
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+
+    /// Joins the sets of `a` and `b`; the smaller representative stays.
+    pub fn join(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.root(a), self.root(b));
+        self.0[a.max(b)] = a.min(b);
+    }
+}

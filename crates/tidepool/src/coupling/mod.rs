@@ -56,7 +56,7 @@ pub(crate) mod response;
 
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
-use crate::math::{Real, Vec3};
+use crate::math::{DisjointSets, Real, Vec3};
 use crate::solids::{Constrained, CoupledSolid, StaticSolids};
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 pub use poisson::PhaseView;
@@ -539,32 +539,24 @@ impl WrappedCells {
         cells.sort_unstable();
         cells.dedup();
         let place = |c: usize| cells.binary_search(&c).ok();
-        let mut parent: Vec<usize> = (0..cells.len()).collect();
-        fn root(parent: &mut [usize], mut i: usize) -> usize {
-            while parent[i] != i {
-                parent[i] = parent[parent[i]];
-                i = parent[i];
-            }
-            i
-        }
+        let mut sets = DisjointSets::new(cells.len());
         for face in &system.faces {
             if let [Some((a, _)), Some((b, _))] = face.cells {
                 if let (Some(a), Some(b)) = (place(a), place(b)) {
-                    let (a, b) = (root(&mut parent, a), root(&mut parent, b));
-                    parent[a.max(b)] = a.min(b);
+                    sets.join(a, b);
                 }
             }
         }
         let mut groups: HashMap<usize, (Vec<usize>, Vec<usize>)> = HashMap::new();
         for (f, face) in system.faces.iter().enumerate() {
-            let mut roots: Vec<usize> = face.cells.iter().flatten().filter_map(|&(c, _)| place(c)).map(|i| root(&mut parent, i)).collect();
+            let mut roots: Vec<usize> = face.cells.iter().flatten().filter_map(|&(c, _)| place(c)).map(|i| sets.root(i)).collect();
             roots.dedup();
             for r in roots {
                 groups.entry(r).or_default().1.push(f);
             }
         }
         for (i, &c) in cells.iter().enumerate() {
-            groups.entry(root(&mut parent, i)).or_default().0.push(c);
+            groups.entry(sets.root(i)).or_default().0.push(c);
         }
         let mut groups: Vec<(Vec<usize>, Vec<usize>)> = groups.into_values().filter(|(c, f)| c.len() + f.len() <= WRAPPED_ROWS_MAX).collect();
         groups.sort_unstable();
@@ -587,8 +579,8 @@ impl WrappedCells {
             }
             block[(row, row)] = 1.0 / face.mass;
         }
-        let mut by_solid: Vec<usize> = (0..faces.len()).collect();
-        by_solid.sort_by_key(|&i| system.faces[faces[i]].solid);
+        // `system.faces` is sorted by solid, and `faces` in increasing order.
+        let by_solid: Vec<usize> = (0..faces.len()).collect();
         for of_one in by_solid.chunk_by(|&a, &b| system.faces[faces[a]].solid == system.faces[faces[b]].solid) {
             let (points, axes) = of_one.iter().map(|&i| (system.faces[faces[i]].point, system.faces[faces[i]].axis)).unzip();
             let solid = SolidBlock::at_points(&*solids[system.faces[faces[of_one[0]]].solid], points, axes, system.cell_mass).matrix();

@@ -316,28 +316,20 @@ impl TetMesh {
     /// For each tetrahedron, a representative of its piece (tetrahedra connected through
     /// shared faces).
     fn piece_of_each(&self) -> Vec<usize> {
-        let mut parent: Vec<usize> = (0..self.tets.len()).collect();
-        fn root(parent: &mut [usize], mut i: usize) -> usize {
-            while parent[i] != i {
-                parent[i] = parent[parent[i]];
-                i = parent[i];
-            }
-            i
-        }
+        let mut sets = crate::math::DisjointSets::new(self.tets.len());
         let mut first: HashMap<[u32; 3], usize> = HashMap::new();
         for (t, tet) in self.tets.iter().enumerate() {
             let [a, b, c, d] = *tet;
             for mut key in [[a, b, c], [a, b, d], [a, c, d], [b, c, d]] {
                 key.sort_unstable();
                 if let Some(&other) = first.get(&key) {
-                    let (p, q) = (root(&mut parent, t), root(&mut parent, other));
-                    parent[p] = q;
+                    sets.join(t, other);
                 } else {
                     first.insert(key, t);
                 }
             }
         }
-        (0..self.tets.len()).map(|t| root(&mut parent, t)).collect()
+        (0..self.tets.len()).map(|t| sets.root(t)).collect()
     }
 
     /// Drops the pieces other than the largest when together they hold less than `share` of
