@@ -392,6 +392,11 @@ impl Skeleton {
         self.rates = self.solve_mass(&self.generalized(wrenches));
     }
 
+    /// The generalized mass `M_s` of the bound particles where the bones are.
+    pub fn mass(&self) -> &DMatrix<Real> {
+        &self.posed.mass
+    }
+
     /// `M_s^-1 g`.
     pub fn solve_mass(&self, g: &[Real]) -> Vec<Real> {
         self.posed.factor.solve(&DVector::from_column_slice(g)).as_slice().to_vec()
