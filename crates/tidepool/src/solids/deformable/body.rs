@@ -496,8 +496,7 @@ impl DeformableBody {
                     Some(dt) => incompressible::particle_volumes(tets, &self.positions).iter().zip(rest).map(|(now, rest)| (rest - now) / dt).collect(),
                     None => vec![0.0; rest.len()],
                 };
-                // With bones, the diagonal leaves their low-rank term to conjugate gradients: about
-                // 550 iterations for a fish of five bones, against one with the factor.
+                // See `PressureFactor` for when the factor pays.
                 let factor = if self.skeleton.is_some() { Some(self.pressure_factor(tets)) } else { self.pressure.lock().unwrap_or_else(|e| e.into_inner()).clone() };
                 incompressible::project(tets, &self.positions, &inverse_masses, self.skeleton.as_mut(), factor.as_deref(), &mut self.velocities, &rates);
             }

@@ -153,23 +153,29 @@ fn diagonal(tets: &Tetrahedra, gradients: &[[Vec3; 4]], inverse_masses: &[Real])
     diagonal
 }
 
-/// The pressure system `G M^-1 G^T` regularized, factored where the particles are: a
-/// preconditioner of [`project`]'s solve that inverts it (the rows without pressure are the
-/// identity in both). The free particles' part `F = G M_f^-1 G^T` is assembled
-/// and factored; bones add `U M_s^-1 U^T`, with `U = G W` the rates of the volumes that each of
-/// the skeleton's degrees of freedom makes (`W` carries the bound particles) and `M_s` its
+/// The pressure system `G M^-1 G^T` regularized, factored where the particles are; it inverts
+/// the system (the rows without pressure are the identity in both), so [`project`] solves
+/// with it directly. The free particles' part `F = G M_f^-1 G^T` is assembled and factored;
+/// bones add `U M_s^-1 U^T`, with `U = G W` the rates of the volumes that each of the
+/// skeleton's degrees of freedom makes (`W` carries the bound particles) and `M_s` its
 /// generalized mass, a term of the skeleton's rank (6 plus one a hinge), inverted by the
 /// Woodbury identity: `(F + U M_s^-1 U^T)^-1 = F^-1 - Z (M_s + U^T Z)^-1 Z^T` with `Z = F^-1 U`.
-/// (Left to conjugate gradients, the bones' term cost a fish of five bones about 15 iterations
-/// in every product of the coupled solve.) Factored once per move, it makes the projection
-/// cheap enough to run inside every product of the coupled solve with the liquid (see
-/// `DeformableBody::kicked`): preconditioned by the diagonal there, a ball in water took 2.6
-/// times as long a frame. For the body's own one or two projections per move the diagonal is
-/// cheaper: factoring at every move made a ball bouncing on the floor take 9 times as long.
+/// Factored once per move, it makes the projection cheap enough to run inside every product
+/// of the coupled solve with the liquid (see `DeformableBody::kicked`): preconditioned by the
+/// diagonal there, a ball in water took 2.6 times as long a frame. For a body without bones'
+/// own one or two projections per move the diagonal is cheaper: factoring at every move made a
+/// ball bouncing on the floor take 9 times as long. With bones the diagonal leaves their term
+/// to conjugate gradients, about 550 iterations for a fish of five bones.
 pub struct PressureFactor {
     free: SparseCholesky,
-    /// `Z` (a column a degree of freedom) and `M_s + U^T Z` factored.
-    bones: Option<(Vec<Vec<Real>>, nalgebra::Cholesky<Real, nalgebra::Dyn>)>,
+    bones: Option<BoneTerm>,
+}
+
+/// The bones' part of [`PressureFactor`]: `Z = F^-1 U` (a column a degree of freedom) and
+/// `M_s + U^T Z` factored.
+struct BoneTerm {
+    z: Vec<Vec<Real>>,
+    core: nalgebra::Cholesky<Real, nalgebra::Dyn>,
 }
 
 impl PressureFactor {
@@ -222,7 +228,7 @@ impl PressureFactor {
                     k[(a, b)] += ua.iter().zip(zb).map(|(u, z)| u * z).sum::<Real>();
                 }
             }
-            (z, nalgebra::Cholesky::new(k).expect("M_s + U^T F^-1 U is positive definite"))
+            BoneTerm { z, core: nalgebra::Cholesky::new(k).expect("M_s + U^T F^-1 U is positive definite") }
         });
         PressureFactor { free, bones }
     }
@@ -239,8 +245,8 @@ impl Preconditioner for PressureFactor {
         let mut column = [r.to_vec()];
         self.free.solve(&mut column);
         z.copy_from_slice(&column[0]);
-        if let Some((columns, k)) = &self.bones {
-            let s = k.solve(&nalgebra::DVector::from_iterator(columns.len(), columns.iter().map(|c| c.iter().zip(r).map(|(c, r)| c * r).sum::<Real>())));
+        if let Some(BoneTerm { z: columns, core }) = &self.bones {
+            let s = core.solve(&nalgebra::DVector::from_iterator(columns.len(), columns.iter().map(|c| c.iter().zip(r).map(|(c, r)| c * r).sum::<Real>())));
             for (c, s) in columns.iter().zip(s.iter()) {
                 for (z, c) in z.iter_mut().zip(c) {
                     *z -= s * c;
