@@ -18,7 +18,8 @@ use tidepool::solids::deformable::incompressible::particle_volumes;
 use tidepool::solids::deformable::skeleton::{BoneSetup, Drive, Joint};
 use tidepool::solids::deformable::{DeformableBody, DeformableModel, Elements};
 use tidepool::solids::rigid::Material;
-use tidepool::solids::{CoupledSolid, Solid};
+use tidepool::solids::contact::ContactBody;
+use tidepool::solids::{diagonal_by_responses, CoupledSolid, Solid};
 use tidepool::world::World;
 
 const MATERIAL: Material = Material { restitution: 0.0, friction: 0.5 };
@@ -842,9 +843,13 @@ fn overlapping_bodies_are_pushed_apart_keeping_their_centre_of_mass() {
 /// gravity, from the 50th step on its particles' volumes stay within 0.1% of rest and the
 /// total within 0.01% (measured 3e-5 and 4.5e-6), where the same bar left compressible strays
 /// by 1.75% (a particle's) and 7.5e-4 (the total); the bound particles stay on their bones
-/// (1e-12 m), the linear momentum is kept (1e-8) and the hinge still bends.
+/// (1e-12 m), the linear momentum is kept (1e-8) and the hinge still bends. Its response to
+/// impulses is symmetric, with the bones' parts (see `responds_symmetrically`).
 #[test]
 fn an_incompressible_body_with_bones_keeps_its_volume_and_its_joints() {
+    let mut bar = bar_with_two_bones(0.0, 0.6);
+    bar.make_incompressible().unwrap();
+    responds_symmetrically(&bar, Vec3::zeros(), 0.15);
     let run = |incompressible: bool| {
         let mut body = bar_with_two_bones(0.0, 0.6);
         if incompressible {
@@ -962,7 +967,10 @@ fn exchanges_equal_and_opposite_impulses(mut world: World, speed: Real) {
 }
 
 /// `body`'s response to impulses, `W K W^T`, is symmetric (`a . K b = b . K a` to 1e-8 of
-/// their size, for impulses `a`, `b` at twelve points `radius` from `centre`) and positive.
+/// their size, for impulses `a`, `b` at twelve points `radius` from `centre`) and positive;
+/// its diagonal as the coupled solve asks for it (`impulse_diagonal`) is that of its
+/// responses one point at a time, to 1e-8, and where the body is incompressible the
+/// constraints take at least 1% off the unconstrained response (`impulse_factor`) somewhere.
 fn responds_symmetrically(body: &DeformableBody, centre: Vec3, radius: Real) {
     let points: Vec<Vec3> = (0..12).map(|k| centre + radius * Vec3::new((k as Real).cos(), (1.7 * k as Real).sin(), (2.3 * k as Real).cos()).normalize()).collect();
     let a: Vec<Vec3> = (0..12).map(|k| Vec3::new((0.3 * k as Real).sin(), 1.0, (0.7 * k as Real).cos())).collect();
@@ -977,6 +985,15 @@ fn responds_symmetrically(body: &DeformableBody, centre: Vec3, radius: Real) {
     let (akb, bka) = (dot(&a, &kb), dot(&b, &ka));
     assert!((akb - bka).abs() <= 1e-8 * akb.abs().max(bka.abs()), "a.Kb = {akb}, b.Ka = {bka}");
     assert!(dot(&a, &ka) > 0.0 && dot(&b, &kb) > 0.0);
+    let axes: Vec<usize> = (0..points.len()).map(|k| k % 3).collect();
+    let diagonal = body.impulse_diagonal(&points, &axes, 0.7);
+    for (k, (fast, slow)) in diagonal.iter().zip(diagonal_by_responses(body, &points, &axes, 0.7)).enumerate() {
+        assert!((fast - slow).abs() <= 1e-8 * slow.abs(), "point {k}: diagonal {fast} where the response gives {slow}");
+    }
+    if body.incompressible.is_some() {
+        let taken = (0..points.len()).map(|k| 1.0 - diagonal[k] / (0.7 * ContactBody::impulse_factor(body, &points[k])[(axes[k], axes[k])])).fold(0.0, Real::max);
+        assert!(taken > 0.01, "the volume constraints take at most {taken:e} off the response");
+    }
 }
 
 /// Without gravity, a closed bag of cloth full of water, made incompressible and thrown through

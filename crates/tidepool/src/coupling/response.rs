@@ -113,14 +113,7 @@ impl<'a> SolidBlock<'a> {
 
     /// The diagonal of `S`: each face's response to its own impulse alone.
     pub fn diagonal(&self) -> Vec<Real> {
-        (0..self.range.len())
-            .into_par_iter()
-            .map(|f| {
-                let mut change = [Vec3::zeros()];
-                self.solid.impulse_response(&[self.points[f]], &[Vec3::ith(self.axes[f], self.cell_mass)], &mut change);
-                change[0][self.axes[f]]
-            })
-            .collect()
+        self.solid.impulse_diagonal(&self.points, &self.axes, self.cell_mass)
     }
 }
 

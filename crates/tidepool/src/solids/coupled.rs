@@ -3,6 +3,7 @@
 
 use crate::math::{Real, Vec3};
 use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
 
 /// What the coupled solve needs from a solid.
 pub trait CoupledSolid: Sync {
@@ -17,6 +18,12 @@ pub trait CoupledSolid: Sync {
     /// The velocity changes at `points` that the impulses `impulses` applied at those points
     /// would cause (`J K J^T`), written to `changes`.
     fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]);
+    /// The diagonal of the response on `points` along `axes`: the velocity change along each
+    /// point's axis that an impulse `scale` along it alone causes. By default one
+    /// [`CoupledSolid::impulse_response`] a point ([`diagonal_by_responses`]).
+    fn impulse_diagonal(&self, points: &[Vec3], axes: &[usize], scale: Real) -> Vec<Real> {
+        diagonal_by_responses(self, points, axes, scale)
+    }
     /// The number of independent velocities the solid's impulses change (6 for a rigid body,
     /// 0 for one that moves by script): the response at any points has at most this rank.
     fn degrees_of_freedom(&self) -> usize;
@@ -33,6 +40,20 @@ pub trait CoupledSolid: Sync {
     fn moves_at(&self, _x: &Vec3) -> bool {
         self.degrees_of_freedom() > 0
     }
+}
+
+/// [`CoupledSolid::impulse_diagonal`] by one response of `solid` a point, the points side by
+/// side.
+pub fn diagonal_by_responses<S: CoupledSolid + ?Sized>(solid: &S, points: &[Vec3], axes: &[usize], scale: Real) -> Vec<Real> {
+    points
+        .par_iter()
+        .zip(axes)
+        .map(|(x, &a)| {
+            let mut change = [Vec3::zeros()];
+            solid.impulse_response(&[*x], &[Vec3::ith(a, scale)], &mut change);
+            change[0][a]
+        })
+        .collect()
 }
 
 /// A solid in a solve after contact: its velocity along the normals of its contact points is
@@ -175,6 +196,13 @@ impl CoupledSolid for Constrained<'_> {
         let mut all_changes = vec![Vec3::zeros(); all.len()];
         self.solid.impulse_response(&all, &loads, &mut all_changes);
         changes.copy_from_slice(&all_changes[..points.len()]);
+    }
+
+    fn impulse_diagonal(&self, points: &[Vec3], axes: &[usize], scale: Real) -> Vec<Real> {
+        if self.contacts.is_empty() {
+            return self.solid.impulse_diagonal(points, axes, scale);
+        }
+        diagonal_by_responses(self, points, axes, scale)
     }
 
     fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {

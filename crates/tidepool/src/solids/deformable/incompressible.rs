@@ -169,6 +169,10 @@ fn diagonal(tets: &Tetrahedra, gradients: &[[Vec3; 4]], inverse_masses: &[Real])
 pub struct PressureFactor {
     free: SparseCholesky,
     bones: Option<BoneTerm>,
+    /// The tetrahedra's volume gradients where it was factored, and which particles have a
+    /// pressure.
+    gradients: Vec<[Vec3; 4]>,
+    has_pressure: Vec<bool>,
 }
 
 /// The bones' part of [`PressureFactor`]: `Z = F^-1 U` (a column a degree of freedom) and
@@ -230,7 +234,18 @@ impl PressureFactor {
             }
             BoneTerm { z, core: nalgebra::Cholesky::new(k).expect("M_s + U^T F^-1 U is positive definite") }
         });
-        PressureFactor { free, bones }
+        let has_pressure = (0..n).map(|i| pressure.has_pressure(i)).collect();
+        PressureFactor { free, bones, gradients: pressure.gradients, has_pressure }
+    }
+
+    /// `(G u)^T A^-1 (G u)` for the velocity changes `u = K f` that forces `f` cause (`A` the
+    /// pressure system): what the projection takes off `f . K f`, the projected response being
+    /// `K - K G^T A^-1 G K`.
+    pub fn projected_part(&self, tets: &Tetrahedra, u: &[Vec3]) -> Real {
+        let rates: Vec<Real> = volume_rates(tets, &self.gradients, u).iter().zip(&self.has_pressure).map(|(r, has)| if *has { *r } else { 0.0 }).collect();
+        let mut p = vec![0.0; rates.len()];
+        self.apply(&rates, &mut p);
+        rates.iter().zip(&p).map(|(r, p)| r * p).sum()
     }
 }
 
