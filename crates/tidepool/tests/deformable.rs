@@ -13,12 +13,12 @@ use std::sync::Arc;
 use tidepool::fluids::Fluid;
 use tidepool::geometry::{TetMesh, TriMesh};
 use tidepool::math::{Real, Vec3};
+use tidepool::solids::contact::ContactBody;
 use tidepool::solids::deformable::elastic::Tetrahedra;
 use tidepool::solids::deformable::incompressible::particle_volumes;
 use tidepool::solids::deformable::skeleton::{BoneSetup, Drive, Joint};
 use tidepool::solids::deformable::{DeformableBody, DeformableModel, Elements};
 use tidepool::solids::rigid::Material;
-use tidepool::solids::contact::ContactBody;
 use tidepool::solids::{diagonal_by_responses, CoupledSolid, Solid};
 use tidepool::world::World;
 

@@ -45,9 +45,9 @@ use crate::geometry::embedding::{MaterialPoint, Skin, TetLookup};
 use crate::geometry::{MeshDistance, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
+use crate::solids::coupled::diagonal_by_responses;
 use crate::solids::reduced::fem::{self, ElasticMaterial};
 use crate::solids::rigid::{along_path, Material};
-use crate::solids::coupled::diagonal_by_responses;
 use crate::solids::{CoupledSolid, PartState, Solid};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -744,14 +744,17 @@ impl DeformableBody {
         p.carriers().map(|(i, w)| w * self.velocities[i]).sum()
     }
 
-    /// Applies impulse `j` at surface point `p` (spread with its weights).
-    fn push(&mut self, p: &SurfacePoint, j: &Vec3) {
-        for (i, w) in p.carriers() {
-            let dv = w * self.inverse_mass(i) * j;
-            self.velocities[i] += dv;
+    /// Applies impulses `impulses` at surface points `at` (each spread with its weights), the
+    /// bones' share in one kick.
+    fn push(&mut self, at: &[SurfacePoint], impulses: &[Vec3]) {
+        for (p, j) in at.iter().zip(impulses) {
+            for (i, w) in p.carriers() {
+                let dv = w * self.inverse_mass(i) * j;
+                self.velocities[i] += dv;
+            }
         }
         if let Some(skeleton) = &mut self.skeleton {
-            skeleton.kick(&self.positions, &mut self.velocities, p.carriers().map(|(i, w)| (i, w * j)));
+            skeleton.kick(&self.positions, &mut self.velocities, at.iter().zip(impulses).flat_map(|(p, j)| p.carriers().map(move |(i, w)| (i, w * j))));
         }
     }
 
@@ -790,9 +793,7 @@ impl DeformableBody {
         }
         let mut change = self.clone();
         change.set_solve_state(&vec![0.0; self.velocity_len()]);
-        for (p, j) in at.iter().zip(impulses) {
-            change.push(p, j);
-        }
+        change.push(at, impulses);
         change.keep_volumes(None);
         change
     }
@@ -957,7 +958,7 @@ impl ContactBody for DeformableBody {
 
     fn apply_impulse(&mut self, j: &Vec3, x: &Vec3) {
         let p = self.surface_point(x);
-        self.push(&p, j);
+        self.push(&[p], &[*j]);
     }
 }
 
