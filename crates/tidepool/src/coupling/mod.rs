@@ -579,16 +579,18 @@ impl WrappedCells {
             }
             block[(row, row)] = 1.0 / face.mass;
         }
-        // `system.faces` is sorted by solid, and `faces` in increasing order.
-        let by_solid: Vec<usize> = (0..faces.len()).collect();
-        for of_one in by_solid.chunk_by(|&a, &b| system.faces[faces[a]].solid == system.faces[faces[b]].solid) {
-            let (points, axes) = of_one.iter().map(|&i| (system.faces[faces[i]].point, system.faces[faces[i]].axis)).unzip();
-            let solid = SolidBlock::at_points(&*solids[system.faces[faces[of_one[0]]].solid], points, axes, system.cell_mass).matrix();
-            for (a, &i) in of_one.iter().enumerate() {
-                for (b, &j) in of_one.iter().enumerate() {
-                    block[(cells.len() + i, cells.len() + j)] += 0.5 * (solid[(a, b)] + solid[(b, a)]);
+        // `system.faces` is sorted by solid, and `faces` in increasing order: each solid's faces
+        // are one run of rows.
+        let mut first = cells.len();
+        for of_one in faces.chunk_by(|&a, &b| system.faces[a].solid == system.faces[b].solid) {
+            let (points, axes) = of_one.iter().map(|&f| (system.faces[f].point, system.faces[f].axis)).unzip();
+            let solid = SolidBlock::at_points(&*solids[system.faces[of_one[0]].solid], points, axes, system.cell_mass).matrix();
+            for a in 0..of_one.len() {
+                for b in 0..of_one.len() {
+                    block[(first + a, first + b)] += 0.5 * (solid[(a, b)] + solid[(b, a)]);
                 }
             }
+            first += of_one.len();
         }
         let block = block.cholesky()?;
         let n = system.pressure.diag.len();

@@ -60,35 +60,58 @@ pub fn particle_volumes(tets: &Tetrahedra, x: &[Vec3]) -> Vec<Real> {
     volumes
 }
 
-/// `G M^-1 G^T` over the particles' pressures, regularized; with a skeleton, `M^-1` is the
-/// response of the free particles and the bones. A particle whose volume no free particle
-/// changes (deep in a bone, or pinned) has no pressure: its row is the identity.
-struct Pressure<'a> {
-    tets: &'a Tetrahedra,
-    x: &'a [Vec3],
+/// What the pressure system takes from where the particles are: each tetrahedron's volume
+/// gradient, and each particle's diagonal without cross terms ([`diagonal`]). A particle whose
+/// volume no free particle changes (deep in a bone, or pinned; diagonal 0) has no pressure.
+struct Geometry {
     gradients: Vec<[Vec3; 4]>,
-    inverse_masses: &'a [Real],
-    skeleton: Option<&'a Skeleton>,
-    /// Each particle's diagonal without cross terms ([`diagonal`]); 0: no pressure.
     diagonal: Vec<Real>,
 }
 
-impl<'a> Pressure<'a> {
-    fn new(tets: &'a Tetrahedra, x: &'a [Vec3], inverse_masses: &'a [Real], skeleton: Option<&'a Skeleton>) -> Self {
+impl Geometry {
+    fn new(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real]) -> Self {
         let gradients = volume_gradients(tets, x);
         let diagonal = diagonal(tets, &gradients, inverse_masses);
-        Pressure { tets, x, gradients, inverse_masses, skeleton, diagonal }
+        Geometry { gradients, diagonal }
     }
 
     fn has_pressure(&self, i: usize) -> bool {
         self.diagonal[i] > 0.0
     }
 
+    /// `G v` on the particles with a pressure (0 on the others).
+    fn rates(&self, tets: &Tetrahedra, v: &[Vec3]) -> Vec<Real> {
+        let mut rates = volume_rates(tets, &self.gradients, v);
+        for (i, r) in rates.iter_mut().enumerate() {
+            if !self.has_pressure(i) {
+                *r = 0.0;
+            }
+        }
+        rates
+    }
+}
+
+/// `G M^-1 G^T` over the particles' pressures, regularized; with a skeleton, `M^-1` is the
+/// response of the free particles and the bones. A particle without a pressure has the
+/// identity for its row.
+struct Pressure<'a> {
+    tets: &'a Tetrahedra,
+    x: &'a [Vec3],
+    geometry: &'a Geometry,
+    inverse_masses: &'a [Real],
+    skeleton: Option<&'a Skeleton>,
+}
+
+impl Pressure<'_> {
+    fn has_pressure(&self, i: usize) -> bool {
+        self.geometry.has_pressure(i)
+    }
+
     /// `G^T p`: each tetrahedron's corners pushed by the mean pressure of its corners along its
     /// volume's gradient.
     fn forces(&self, p: &[Real]) -> Vec<Vec3> {
         let mut f = vec![Vec3::zeros(); p.len()];
-        for (t, g) in self.tets.tets.iter().zip(&self.gradients) {
+        for (t, g) in self.tets.tets.iter().zip(&self.geometry.gradients) {
             let mean = 0.25 * t.iter().map(|&i| p[i as usize]).sum::<Real>();
             for (&i, g) in t.iter().zip(g) {
                 f[i as usize] += mean * g;
@@ -134,8 +157,8 @@ impl LinearOperator for Pressure<'_> {
     fn apply(&self, p: &[f64], y: &mut [f64]) {
         let pressures: Vec<Real> = p.iter().enumerate().map(|(i, p)| if self.has_pressure(i) { *p } else { 0.0 }).collect();
         let u = self.response(&self.forces(&pressures));
-        for (i, (y, rate)) in y.iter_mut().zip(volume_rates(self.tets, &self.gradients, &u)).enumerate() {
-            *y = if self.has_pressure(i) { rate + REGULARIZATION * self.diagonal[i] * p[i] } else { p[i] };
+        for (i, (y, rate)) in y.iter_mut().zip(volume_rates(self.tets, &self.geometry.gradients, &u)).enumerate() {
+            *y = if self.has_pressure(i) { rate + REGULARIZATION * self.geometry.diagonal[i] * p[i] } else { p[i] };
         }
     }
 }
@@ -169,10 +192,8 @@ fn diagonal(tets: &Tetrahedra, gradients: &[[Vec3; 4]], inverse_masses: &[Real])
 pub struct PressureFactor {
     free: SparseCholesky,
     bones: Option<BoneTerm>,
-    /// The tetrahedra's volume gradients where it was factored, and which particles have a
-    /// pressure.
-    gradients: Vec<[Vec3; 4]>,
-    has_pressure: Vec<bool>,
+    /// Where it was factored.
+    geometry: Geometry,
 }
 
 /// The bones' part of [`PressureFactor`]: `Z = F^-1 U` (a column a degree of freedom) and
@@ -186,8 +207,8 @@ impl PressureFactor {
     /// The factor for particles at `x` with inverse masses `inverse_masses` (0: not free), the
     /// bound ones carried by `skeleton`.
     pub fn new(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], skeleton: Option<&Skeleton>) -> Self {
-        let pressure = Pressure::new(tets, x, inverse_masses, skeleton);
-        let gradients = &pressure.gradients;
+        let geometry = Geometry::new(tets, x, inverse_masses);
+        let gradients = &geometry.gradients;
         let n = x.len();
         // `G`'s column of each particle's velocity: the particles whose volume it changes.
         let mut columns: Vec<Vec<(u32, Vec3)>> = vec![Vec::new(); n];
@@ -212,7 +233,7 @@ impl PressureFactor {
                 triplets.extend(column.iter().map(|(j, gj)| (*i, *j, inverse_masses[c] * gi.dot(gj))));
             }
         }
-        triplets.extend(pressure.diagonal.iter().enumerate().map(|(i, d)| (i as u32, i as u32, if *d > 0.0 { REGULARIZATION * d } else { 1.0 })));
+        triplets.extend(geometry.diagonal.iter().enumerate().map(|(i, d)| (i as u32, i as u32, if *d > 0.0 { REGULARIZATION * d } else { 1.0 })));
         let free = SparseCholesky::new(&CsrMatrix::from_triplets(n, triplets)).expect("G M^-1 G^T regularized is positive definite");
         let bones = skeleton.map(|skeleton| {
             let dofs = skeleton.dofs();
@@ -220,8 +241,7 @@ impl PressureFactor {
                 .map(|d| {
                     let twists = skeleton.twists(&(0..dofs).map(|e| if e == d { 1.0 } else { 0.0 }).collect::<Vec<_>>());
                     let carried: Vec<Vec3> = x.iter().enumerate().map(|(i, x)| skeleton.particle_velocity(&twists, i, x).unwrap_or_else(Vec3::zeros)).collect();
-                    let rates = volume_rates(tets, gradients, &carried);
-                    rates.iter().enumerate().map(|(i, r)| if pressure.has_pressure(i) { *r } else { 0.0 }).collect()
+                    geometry.rates(tets, &carried)
                 })
                 .collect();
             let mut z = u.clone();
@@ -234,15 +254,14 @@ impl PressureFactor {
             }
             BoneTerm { z, core: nalgebra::Cholesky::new(k).expect("M_s + U^T F^-1 U is positive definite") }
         });
-        let has_pressure = (0..n).map(|i| pressure.has_pressure(i)).collect();
-        PressureFactor { free, bones, gradients: pressure.gradients, has_pressure }
+        PressureFactor { free, bones, geometry }
     }
 
     /// `(G u)^T A^-1 (G u)` for the velocity changes `u = K f` that forces `f` cause (`A` the
     /// pressure system): what the projection takes off `f . K f`, the projected response being
     /// `K - K G^T A^-1 G K`.
     pub fn projected_part(&self, tets: &Tetrahedra, u: &[Vec3]) -> Real {
-        let rates: Vec<Real> = volume_rates(tets, &self.gradients, u).iter().zip(&self.has_pressure).map(|(r, has)| if *has { *r } else { 0.0 }).collect();
+        let rates = self.geometry.rates(tets, u);
         let mut p = vec![0.0; rates.len()];
         self.apply(&rates, &mut p);
         rates.iter().zip(&p).map(|(r, p)| r * p).sum()
@@ -278,9 +297,18 @@ impl Preconditioner for PressureFactor {
 /// the [`PressureFactor`] there, where given, else by the diagonal. Returns the largest rate
 /// left off, relative to the largest asked change (0 when none was).
 pub fn project(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], skeleton: Option<&mut Skeleton>, factor: Option<&PressureFactor>, v: &mut [Vec3], rates: &[Real]) -> Real {
-    let operator = Pressure::new(tets, x, inverse_masses, skeleton.as_deref());
-    let free: Vec<bool> = (0..x.len()).map(|i| operator.has_pressure(i)).collect();
-    let b: Vec<Real> = volume_rates(tets, &operator.gradients, v).iter().zip(rates).zip(&free).map(|((now, wanted), free)| if *free { now - wanted } else { 0.0 }).collect();
+    // The factor's geometry is where the particles are (it is dropped when they move).
+    let owned;
+    let geometry = match factor {
+        Some(factor) => &factor.geometry,
+        None => {
+            owned = Geometry::new(tets, x, inverse_masses);
+            &owned
+        }
+    };
+    let operator = Pressure { tets, x, geometry, inverse_masses, skeleton: skeleton.as_deref() };
+    let wanted: Vec<Real> = rates.iter().enumerate().map(|(i, r)| if geometry.has_pressure(i) { *r } else { 0.0 }).collect();
+    let b: Vec<Real> = geometry.rates(tets, v).iter().zip(&wanted).map(|(now, wanted)| now - wanted).collect();
     let scale = b.iter().fold(0.0, |m: Real, r| m.max(r.abs()));
     if scale == 0.0 {
         return 0.0;
@@ -291,19 +319,18 @@ pub fn project(tets: &Tetrahedra, x: &[Vec3], inverse_masses: &[Real], skeleton:
         Some(factor) => factor.apply(&b, &mut p),
         None => {
             let params = PcgParams { tolerance: TOLERANCE, max_iterations: 10 * x.len().max(10) };
-            let jacobi = Jacobi::from_diagonal(&operator.diagonal.iter().map(|d| if *d > 0.0 { *d } else { 1.0 }).collect::<Vec<_>>());
+            let jacobi = Jacobi::from_diagonal(&geometry.diagonal.iter().map(|d| if *d > 0.0 { *d } else { 1.0 }).collect::<Vec<_>>());
             pcg(&operator, &jacobi, &b, &mut p, params);
         }
     }
     let forces = operator.forces(&p);
-    let gradients = operator.gradients;
     for ((v, f), w) in v.iter_mut().zip(&forces).zip(inverse_masses) {
         *v -= *w * f;
     }
     if let Some(skeleton) = skeleton {
         skeleton.kick(x, v, forces.iter().enumerate().map(|(i, f)| (i, -f)));
     }
-    let left = volume_rates(tets, &gradients, v).iter().zip(rates).zip(&free).fold(0.0, |m: Real, ((now, wanted), free)| if *free { m.max((now - wanted).abs()) } else { m });
+    let left = geometry.rates(tets, v).iter().zip(&wanted).fold(0.0, |m: Real, (now, wanted)| m.max((now - wanted).abs()));
     left / scale
 }
 
@@ -389,7 +416,8 @@ mod tests {
         ];
         let skeleton = Skeleton::new(setups, &mesh.vertices, &masses).unwrap();
         let inverse: Vec<Real> = (0..masses.len()).map(|i| if skeleton.owner(i).is_some() { 0.0 } else { 1.0 / masses[i] }).collect();
-        let operator = Pressure::new(&tets, &mesh.vertices, &inverse, Some(&skeleton));
+        let geometry = Geometry::new(&tets, &mesh.vertices, &inverse);
+        let operator = Pressure { tets: &tets, x: &mesh.vertices, geometry: &geometry, inverse_masses: &inverse, skeleton: Some(&skeleton) };
         let mut seed = 5u64;
         let p: Vec<Real> = (0..inverse.len())
             .map(|_| {
