@@ -77,8 +77,9 @@ elif [ "$page_only" = 0 ]; then
     mkdir -p "$out"
     # A scene that fails is reported and left out; the others still go into the page.
     printf '%s\n' "${scenes[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}' >"$out/new.tsv" || failed=1
-    # New lines replace the old ones of the same scene.
-    awk -F'\t' 'NR == FNR { new[$1]; next } !($1 in new)' "$out/new.tsv" docs/gallery/times.tsv >"$out/old.tsv"
+    # New lines replace the old ones of the same scene. (Not `NR == FNR`: with no new line,
+    # when every scene failed, it would read the old table as the new one and empty it.)
+    awk -F'\t' 'FILENAME == ARGV[1] { new[$1]; next } !($1 in new)' "$out/new.tsv" docs/gallery/times.tsv >"$out/old.tsv"
     sort "$out/old.tsv" "$out/new.tsv" >docs/gallery/times.tsv
 fi
 
