@@ -747,15 +747,29 @@ impl DeformableBody {
     /// Applies impulses `impulses` at surface points `at` (each spread with its weights), the
     /// bones' share in one kick.
     fn push(&mut self, at: &[SurfacePoint], impulses: &[Vec3]) {
-        for (p, j) in at.iter().zip(impulses) {
-            for (i, w) in p.carriers() {
-                let dv = w * self.inverse_mass(i) * j;
-                self.velocities[i] += dv;
+        let mut velocities = std::mem::take(&mut self.velocities);
+        let rates = self.add_response(at, impulses, &mut velocities);
+        self.velocities = velocities;
+        if let Some(skeleton) = &mut self.skeleton {
+            for (rate, d) in skeleton.rates.iter_mut().zip(rates) {
+                *rate += d;
             }
         }
-        if let Some(skeleton) = &mut self.skeleton {
-            skeleton.kick(&self.positions, &mut self.velocities, at.iter().zip(impulses).flat_map(|(p, j)| p.carriers().map(move |(i, w)| (i, w * j))));
+    }
+
+    /// Adds to `v` the particles' velocity changes `K W^T j` that impulses `impulses` at
+    /// surface points `at` cause (the free particles' `w j / m`, the bound ones' their bones'
+    /// motion); returns the skeleton's rate changes (none without one).
+    fn add_response(&self, at: &[SurfacePoint], impulses: &[Vec3], v: &mut [Vec3]) -> Vec<Real> {
+        for (p, j) in at.iter().zip(impulses) {
+            for (i, w) in p.carriers() {
+                v[i] += w * self.inverse_mass(i) * j;
+            }
         }
+        let Some(skeleton) = &self.skeleton else { return Vec::new() };
+        let (rates, twists) = skeleton.response_to(&self.positions, at.iter().zip(impulses).flat_map(|(p, j)| p.carriers().map(move |(i, w)| (i, w * j))));
+        skeleton.carry(&self.positions, &twists, v);
+        rates
     }
 
     /// The response at surface point `p` without the volume constraints: `sum_i w_i^2 / m_i`
@@ -860,19 +874,8 @@ impl CoupledSolid for DeformableBody {
                 let p = self.surface_point(x);
                 let along = scale * self.point_response(&p)[(a, a)];
                 let Some((tets, factor)) = &factor else { return along };
-                let j = Vec3::ith(a, scale);
                 let mut u = vec![Vec3::zeros(); self.positions.len()];
-                for (i, w) in p.carriers() {
-                    u[i] += w * self.inverse_mass(i) * j;
-                }
-                if let Some(skeleton) = &self.skeleton {
-                    let (_, twists) = skeleton.response_to(&self.positions, p.carriers().map(|(i, w)| (i, w * j)));
-                    for (i, u) in u.iter_mut().enumerate() {
-                        if let Some(carried) = skeleton.particle_velocity(&twists, i, &self.positions[i]) {
-                            *u += carried;
-                        }
-                    }
-                }
+                self.add_response(&[p], &[Vec3::ith(a, scale)], &mut u);
                 along - factor.projected_part(tets, &u) / scale
             })
             .collect()

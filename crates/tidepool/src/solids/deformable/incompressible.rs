@@ -126,11 +126,7 @@ impl Pressure<'_> {
         let mut u: Vec<Vec3> = f.iter().zip(self.inverse_masses).map(|(f, w)| *w * f).collect();
         if let Some(skeleton) = self.skeleton {
             let (_, twists) = skeleton.response_to(self.x, f.iter().copied().enumerate());
-            for (i, u) in u.iter_mut().enumerate() {
-                if let Some(carried) = skeleton.particle_velocity(&twists, i, &self.x[i]) {
-                    *u = carried;
-                }
-            }
+            skeleton.carry(self.x, &twists, &mut u);
         }
         u
     }
@@ -240,7 +236,8 @@ impl PressureFactor {
             let u: Vec<Vec<Real>> = (0..dofs)
                 .map(|d| {
                     let twists = skeleton.twists(&(0..dofs).map(|e| if e == d { 1.0 } else { 0.0 }).collect::<Vec<_>>());
-                    let carried: Vec<Vec3> = x.iter().enumerate().map(|(i, x)| skeleton.particle_velocity(&twists, i, x).unwrap_or_else(Vec3::zeros)).collect();
+                    let mut carried = vec![Vec3::zeros(); n];
+                    skeleton.carry(x, &twists, &mut carried);
                     geometry.rates(tets, &carried)
                 })
                 .collect();

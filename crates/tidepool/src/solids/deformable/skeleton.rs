@@ -319,6 +319,11 @@ impl Skeleton {
         for (rate, d) in self.rates.iter_mut().zip(du) {
             *rate += d;
         }
+        self.carry(x, &twists, v);
+    }
+
+    /// Adds to the bound particles' velocities `v` (at `x`) their bones' motions `twists`.
+    pub fn carry(&self, x: &[Vec3], twists: &[(Vec3, Vec3)], v: &mut [Vec3]) {
         for (bone, (linear, angular)) in self.bones.iter().zip(twists) {
             for &i in &bone.particles {
                 v[i as usize] += linear + angular.cross(&(x[i as usize] - bone.centre));
