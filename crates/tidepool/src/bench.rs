@@ -2,7 +2,7 @@
 //! decides a test.
 
 use crate::coupling::poisson;
-use crate::fluids::flip::{FlipTimings, SolveReport};
+use crate::fluids::flip::{FlipTimings, LcpSeconds, SolveReport};
 use crate::grid::{Grid, Location, MacVelocity};
 use crate::math::{Real, SplitMix64, Vec3};
 use crate::pipeline::{FluidStep, PhaseTimings};
@@ -409,9 +409,11 @@ pub fn flip_dam_break(resolution: u32, steps: usize) -> Value {
         flip_step(&mut world, dt);
     }
     let (mut total, mut iterations, mut correction, mut last) = (FlipTimings::default(), 0, 0, SolveReport::default());
+    let mut lcp = LcpSeconds::default();
     for _ in 0..steps {
         let (solve, timings) = flip_step(&mut world, dt);
         total.accumulate(&timings);
+        lcp.accumulate(&solve.lcp_seconds);
         iterations += solve.iterations;
         correction += solve.correction_iterations;
         last = solve;
@@ -427,6 +429,10 @@ pub fn flip_dam_break(resolution: u32, steps: usize) -> Value {
         "steps": steps,
         "seconds_per_step": per(total.rasterize + total.solve + total.extrapolate + total.advect),
         "phase_seconds_per_step": { "rasterize": per(total.rasterize), "solve": per(total.solve), "extrapolate": per(total.extrapolate), "advect": per(total.advect) },
+        "lcp_seconds_per_step": {
+            "assembly": per(lcp.assembly), "norm": per(lcp.norm), "iterations": per(lcp.iterations),
+            "factorisations": per(lcp.factorisations), "applications": per(lcp.applications), "update": per(lcp.update),
+        },
         "lcp_iterations_per_step": iterations as f64 / steps as f64,
         "correction_iterations_per_step": correction as f64 / steps as f64,
         "active_set": last.active,

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use solve::System;
 use std::time::Instant;
 use surface::ParticleKernel;
-use tidepool_linalg::{largest_eigenvalue, mprgp, CsrMatrix, FreeSetMic0, MprgpParams, Packing, PcgParams};
+use tidepool_linalg::{largest_eigenvalue, mprgp, CsrMatrix, FreeSetMic0, FreeSetPreconditioner, MprgpParams, Packing, PcgParams};
 
 /// How the liquid resists compression.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,6 +133,59 @@ pub struct SolveReport {
     pub excess_after: Real,
     /// The viscous solve.
     pub viscosity: DiffusionReport,
+    /// Where the unilateral solves' time went (the density correction's and the velocity
+    /// solve's together).
+    pub lcp_seconds: LcpSeconds,
+}
+
+/// Wall-clock seconds of a substep's unilateral solves by part, for `tidepool bench`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LcpSeconds {
+    /// The system, its right-hand side and bounds, and its packing over the unknowns.
+    pub assembly: f64,
+    /// The norm estimate for MPRGP's step length.
+    pub norm: f64,
+    /// MPRGP less its preconditioner.
+    pub iterations: f64,
+    /// MIC(0) of the free set, factorised each time it changes.
+    pub factorisations: f64,
+    /// MIC(0)'s triangular solves.
+    pub applications: f64,
+    /// The pressure gradient's update of the velocity or the density.
+    pub update: f64,
+}
+
+impl LcpSeconds {
+    /// Adds another's.
+    pub fn accumulate(&mut self, other: &LcpSeconds) {
+        self.assembly += other.assembly;
+        self.norm += other.norm;
+        self.iterations += other.iterations;
+        self.factorisations += other.factorisations;
+        self.applications += other.applications;
+        self.update += other.update;
+    }
+}
+
+/// A free-set preconditioner that counts the seconds spent in it.
+struct Timed<P> {
+    inner: P,
+    factorisations: f64,
+    applications: std::sync::Mutex<f64>,
+}
+
+impl<P: FreeSetPreconditioner> FreeSetPreconditioner for Timed<P> {
+    fn set_free(&mut self, free: &[bool]) {
+        let clock = Instant::now();
+        self.inner.set_free(free);
+        self.factorisations += clock.elapsed().as_secs_f64();
+    }
+
+    fn apply(&self, r: &[f64], z: &mut [f64]) {
+        let clock = Instant::now();
+        self.inner.apply(r, z);
+        *self.applications.lock().unwrap_or_else(|e| e.into_inner()) += clock.elapsed().as_secs_f64();
+    }
 }
 
 /// Wall-clock seconds of one substep's phases.
@@ -913,8 +966,12 @@ impl FlipLiquid {
     /// liquid stays compressed by that share instead of the solve diverging).
     fn solve_lcp(&mut self, system: &System, c: &[Real], lower: &[Real]) -> (Vec<Real>, tidepool_linalg::MprgpInfo) {
         // Over the unknowns only: the grid around the liquid costs nothing.
+        let clock = Instant::now();
         let (matrix, packing) = system.matrix.packed();
+        let packed = clock.elapsed().as_secs_f64();
         let params = self.mprgp_params(&matrix, &packing);
+        self.last.lcp_seconds.norm += clock.elapsed().as_secs_f64() - packed;
+        let clock = Instant::now();
         let mut c = c.to_vec();
         for set in system.matrix.floating_sets(&system.unknown) {
             let sum: Real = set.iter().map(|&i| c[i as usize]).sum();
@@ -925,10 +982,21 @@ impl FlipLiquid {
                 }
             }
         }
-        let mut part = vec![0.0; matrix.n];
-        let info = mprgp(&matrix, &mut FreeSetMic0::new(&matrix), &packing.gather(&c), &packing.gather(lower), &mut part, params);
-        let mut x = vec![0.0; c.len()];
+        let (c, lower, mut part) = (packing.gather(&c), packing.gather(lower), vec![0.0; matrix.n]);
+        let seconds = &mut self.last.lcp_seconds;
+        seconds.assembly += packed + clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        let mut mic = Timed { inner: FreeSetMic0::new(&matrix), factorisations: 0.0, applications: Default::default() };
+        mic.factorisations += clock.elapsed().as_secs_f64();
+        let info = mprgp(&matrix, &mut mic, &c, &lower, &mut part, params);
+        let applications = mic.applications.into_inner().unwrap_or_else(|e| e.into_inner());
+        seconds.factorisations += mic.factorisations;
+        seconds.applications += applications;
+        seconds.iterations += clock.elapsed().as_secs_f64() - mic.factorisations - applications;
+        let clock = Instant::now();
+        let mut x = vec![0.0; system.unknown.len()];
         packing.scatter(&part, &mut x);
+        seconds.update += clock.elapsed().as_secs_f64();
         (x, info)
     }
 
@@ -948,11 +1016,14 @@ impl FlipLiquid {
         if self.last.excess_before <= self.params.solver.tolerance {
             return None;
         }
+        let clock = Instant::now();
         let candidate = self.liquid_cells(density);
         let threshold = MASS_THRESHOLD * rho0;
         let system = System::assemble(&grid, &self.statics.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, 1.0);
         let c: Vec<Real> = (0..grid.cell_count()).map(|i| if system.unknown[i] { self.max_density.as_slice()[i] - density.as_slice()[i] } else { 0.0 }).collect();
+        self.last.lcp_seconds.assembly += clock.elapsed().as_secs_f64();
         let (y, info) = self.solve_lcp(&system, &c, &vec![0.0; c.len()]);
+        let clock = Instant::now();
         self.last.correction_iterations = info.iterations;
         self.last.correction_converged = info.converged;
         let mut displacement = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
@@ -973,6 +1044,7 @@ impl FlipLiquid {
             });
         }
         self.last.excess_after = excess(density);
+        self.last.lcp_seconds.update += clock.elapsed().as_secs_f64();
         Some(MacVelocity { faces: displacement })
     }
 
@@ -982,18 +1054,22 @@ impl FlipLiquid {
     /// liquid may take negative pressures. Returns `p` (pressure times `dt`).
     fn unilateral_projection(&mut self, dt: Real, density: &Array3<Real>, face_density: &[Array3<Real>; 3], u: &mut [Array3<Real>; 3]) -> Vec<Real> {
         let grid = self.grid;
+        let clock = Instant::now();
         let threshold = MASS_THRESHOLD * self.params.density;
         let candidate = self.liquid_cells(density);
         let system = System::assemble(&grid, &self.statics.boundaries, &self.face_fraction, &candidate, |a, f| face_density[a].as_slice()[f] >= threshold, dt);
         let div = solve::divergence(&grid, &mass_flux(&grid, &self.statics.boundaries, u, face_density));
         let b: Vec<Real> = (0..grid.cell_count()).map(|c| if system.unknown[c] { self.max_density.as_slice()[c] - density.as_slice()[c] + dt * div[c] } else { 0.0 }).collect();
         let lower = self.suction_bounds(&system.unknown);
+        self.last.lcp_seconds.assembly += clock.elapsed().as_secs_f64();
         let (p, info) = self.solve_lcp(&system, &b, &lower);
+        let clock = Instant::now();
         self.last.unknowns = system.unknown.iter().filter(|u| **u).count();
         self.last.iterations = info.iterations;
         self.last.converged = info.converged;
         self.last.active = info.active;
         system.apply_gradient(&grid, &self.face_fraction, &p, face_density, u);
+        self.last.lcp_seconds.update += clock.elapsed().as_secs_f64();
         p
     }
 
