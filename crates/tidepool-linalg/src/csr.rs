@@ -1,7 +1,7 @@
 //! Sparse symmetric matrices in compressed sparse row form, assembled from triplets, applied
 //! in parallel over rows; and the diagonal (Jacobi) preconditioner.
 
-use crate::reduce::PARALLEL_MIN;
+use crate::reduce::grain;
 use crate::{FreeSetPreconditioner, LinearOperator, Mic0, Preconditioner};
 use rayon::prelude::*;
 
@@ -82,7 +82,7 @@ impl LinearOperator for CsrMatrix {
 
     fn apply(&self, x: &[f64], y: &mut [f64]) {
         let row = |i: usize| (self.start[i]..self.start[i + 1]).map(|k| self.values[k] * x[self.columns[k] as usize]).sum();
-        y.par_iter_mut().with_min_len(PARALLEL_MIN).enumerate().for_each(|(i, yi)| *yi = row(i));
+        y.par_iter_mut().with_min_len(grain(self.n)).enumerate().for_each(|(i, yi)| *yi = row(i));
     }
 }
 
@@ -129,7 +129,7 @@ impl FreeSetPreconditioner for FreeSetJacobi {
 
 impl Preconditioner for Jacobi {
     fn apply(&self, r: &[f64], z: &mut [f64]) {
-        z.par_iter_mut().with_min_len(PARALLEL_MIN).zip(r.par_iter()).zip(self.inverse.par_iter()).for_each(|((zi, ri), d)| *zi = ri * d);
+        z.par_iter_mut().with_min_len(grain(r.len())).zip(r.par_iter()).zip(self.inverse.par_iter()).for_each(|((zi, ri), d)| *zi = ri * d);
     }
 }
 

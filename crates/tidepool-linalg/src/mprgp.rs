@@ -19,7 +19,7 @@
 //!
 //! It stops when the projected gradient is small: `||g^P|| <= tolerance ||c||`.
 
-use crate::reduce::{dot, norm2, CHUNK, MIN_CHUNKS, PARALLEL_MIN};
+use crate::reduce::{chunk_grain, dot, grain, norm2, CHUNK};
 use crate::LinearOperator;
 use rayon::prelude::*;
 
@@ -99,54 +99,35 @@ where
     let n = a.len();
     assert!(c.len() == n && lower.len() == n && x.len() == n, "mprgp: vector lengths");
     let alpha_bar = params.step_length;
+    let inverse_step = 1.0 / alpha_bar;
     let scale = norm2(c).max(f64::MIN_POSITIVE);
-    for (xi, li) in x.iter_mut().zip(lower) {
-        *xi = xi.max(*li);
-    }
-    let mut g = vec![0.0; n];
-    a.apply(x, &mut g);
-    g.par_iter_mut().with_min_len(PARALLEL_MIN).zip(c.par_iter()).for_each(|(gi, ci)| *gi += ci);
-    let mut free: Vec<bool> = x.iter().zip(lower).map(|(xi, li)| xi > li).collect();
-    m.set_free(&free);
-    let (mut z, mut p, mut ap) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut g, mut free) = (vec![0.0; n], vec![false; n]);
+    let (mut z, mut p, mut ap, mut phi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut info = MprgpInfo::default();
-    // The free gradient, phi, restarted as the first CG direction.
-    let free_gradient = |g: &[f64], free: &[bool], phi: &mut [f64]| {
-        phi.par_iter_mut().with_min_len(PARALLEL_MIN).zip(g.par_iter()).zip(free.par_iter()).for_each(|((p, gi), f)| *p = if *f { *gi } else { 0.0 });
+    // A new free set (and at the start): x projected onto the bounds, the gradient afresh,
+    // the preconditioner for the free set, and conjugate gradients restarted from the
+    // preconditioned free gradient phi.
+    let restart = |m: &mut M, x: &mut [f64], g: &mut [f64], free: &mut [bool], phi: &mut [f64], z: &mut [f64], p: &mut [f64]| {
+        x.par_iter_mut().with_min_len(grain(n)).zip(free.par_iter_mut()).zip(lower.par_iter()).for_each(|((xi, f), li)| {
+            *xi = xi.max(*li);
+            *f = *xi > *li;
+        });
+        a.apply(x, g);
+        g.par_iter_mut().with_min_len(grain(n)).zip(phi.par_iter_mut()).zip(c.par_iter().zip(free.par_iter())).for_each(|((gi, pi), (ci, f))| {
+            *gi += ci;
+            *pi = if *f { *gi } else { 0.0 };
+        });
+        m.set_free(free);
+        m.apply(phi, z);
+        p.copy_from_slice(z);
+        let rz = dot(phi, z);
+        (rz, gradient_sums(g, x, lower, free, inverse_step))
     };
-    let mut phi = vec![0.0; n];
-    free_gradient(&g, &free, &mut phi);
-    m.apply(&phi, &mut z);
-    p.copy_from_slice(&z);
-    let mut rz = dot(&phi, &z);
+    let (mut rz, mut sums) = restart(m, x, &mut g, &mut free, &mut phi, &mut z, &mut p);
     loop {
         // The chopped gradient beta (active variables whose gradient points off the bound),
         // and the reduced free gradient phi~ (free gradient capped by the room to the bound).
-        let inverse_step = 1.0 / alpha_bar;
-        let (beta_sq, reduced_dot, projected_sq) = g
-            .par_chunks(CHUNK)
-            .zip(x.par_chunks(CHUNK))
-            .zip(lower.par_chunks(CHUNK))
-            .zip(free.par_chunks(CHUNK))
-            .with_min_len(MIN_CHUNKS)
-            .map(|(((g, x), lower), free)| {
-                let mut sums = (0.0, 0.0, 0.0);
-                for i in 0..g.len() {
-                    if free[i] {
-                        let reduced = if g[i] > 0.0 { g[i].min((x[i] - lower[i]) * inverse_step) } else { g[i] };
-                        sums.1 += reduced * g[i];
-                        sums.2 += g[i] * g[i];
-                    } else {
-                        let b = g[i].min(0.0);
-                        sums.0 += b * b;
-                        sums.2 += b * b;
-                    }
-                }
-                sums
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .fold((0.0, 0.0, 0.0), |s, t| (s.0 + t.0, s.1 + t.1, s.2 + t.2));
+        let (beta_sq, reduced_dot, projected_sq) = sums;
         info.relative_residual = projected_sq.sqrt() / scale;
         if info.relative_residual <= params.tolerance {
             info.converged = true;
@@ -159,68 +140,110 @@ where
         if beta_sq <= params.gamma * params.gamma * reduced_dot {
             // Proportional: try a conjugate gradient step on the free set.
             a.apply(&p, &mut ap);
-            let pap = dot(&p, &ap);
-            let alpha_cg = rz / pap;
-            let alpha_feasible = p
+            // p . Ap (summed as `dot` sums) and the longest feasible step along p, in one pass.
+            let (pap, alpha_feasible) = p
                 .par_chunks(CHUNK)
-                .zip(x.par_chunks(CHUNK))
-                .zip(lower.par_chunks(CHUNK))
-                .with_min_len(MIN_CHUNKS)
-                .map(|((p, x), lower)| {
+                .zip(ap.par_chunks(CHUNK))
+                .zip(x.par_chunks(CHUNK).zip(lower.par_chunks(CHUNK)))
+                .with_min_len(chunk_grain(n))
+                .map(|((p, ap), (x, lower))| {
                     let mut step = f64::INFINITY;
                     for i in 0..p.len() {
                         if p[i] > 0.0 {
                             step = step.min((x[i] - lower[i]) / p[i]);
                         }
                     }
-                    step
+                    (p.iter().zip(ap).map(|(p, q)| p * q).sum::<f64>(), step)
                 })
-                .reduce(|| f64::INFINITY, f64::min);
+                .collect::<Vec<_>>()
+                .into_iter()
+                .fold((0.0, f64::INFINITY), |(s, m), (t, q)| (s + t, m.min(q)));
+            let alpha_cg = rz / pap;
             if alpha_cg <= alpha_feasible && pap > 0.0 {
                 info.cg_steps += 1;
-                x.par_iter_mut().with_min_len(PARALLEL_MIN).zip(p.par_iter()).for_each(|(xi, pi)| *xi -= alpha_cg * pi);
-                g.par_iter_mut().with_min_len(PARALLEL_MIN).zip(ap.par_iter()).for_each(|(gi, api)| *gi -= alpha_cg * api);
-                free_gradient(&g, &free, &mut phi);
+                // x and g along p, the new free gradient, and the next step's sums, in one pass.
+                sums = x
+                    .par_chunks_mut(CHUNK)
+                    .zip(g.par_chunks_mut(CHUNK))
+                    .zip(phi.par_chunks_mut(CHUNK))
+                    .zip(p.par_chunks(CHUNK).zip(ap.par_chunks(CHUNK)))
+                    .zip(free.par_chunks(CHUNK).zip(lower.par_chunks(CHUNK)))
+                    .with_min_len(chunk_grain(n))
+                    .map(|((((x, g), phi), (p, ap)), (free, lower))| {
+                        for i in 0..x.len() {
+                            x[i] -= alpha_cg * p[i];
+                            g[i] -= alpha_cg * ap[i];
+                            phi[i] = if free[i] { g[i] } else { 0.0 };
+                        }
+                        chunk_sums(g, x, lower, free, inverse_step)
+                    })
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .fold((0.0, 0.0, 0.0), add_sums);
                 m.apply(&phi, &mut z);
                 let rz_new = dot(&phi, &z);
                 let b = rz_new / rz;
                 rz = rz_new;
-                p.par_iter_mut().with_min_len(PARALLEL_MIN).zip(z.par_iter()).for_each(|(pi, zi)| *pi = zi + b * *pi);
+                p.par_iter_mut().with_min_len(grain(n)).zip(z.par_iter()).for_each(|(pi, zi)| *pi = zi + b * *pi);
                 continue;
             }
             // Expansion: to the boundary along p, then a projected free-gradient step.
             info.expansion_steps += 1;
             let step = alpha_feasible.min(alpha_cg.max(0.0));
-            x.par_iter_mut().with_min_len(PARALLEL_MIN).zip(p.par_iter()).for_each(|(xi, pi)| *xi -= step * pi);
-            g.par_iter_mut().with_min_len(PARALLEL_MIN).zip(ap.par_iter()).for_each(|(gi, api)| *gi -= step * api);
-            x.par_iter_mut().with_min_len(PARALLEL_MIN).enumerate().for_each(|(i, xi)| {
-                if free[i] {
-                    *xi = (*xi - alpha_bar * g[i]).max(lower[i]);
-                }
-            });
+            x.par_iter_mut().with_min_len(grain(n)).zip(g.par_iter().zip(p.par_iter())).zip(ap.par_iter().zip(free.par_iter().zip(lower.par_iter()))).for_each(
+                |((xi, (gi, pi)), (api, (f, li)))| {
+                    *xi -= step * pi;
+                    if *f {
+                        *xi = (*xi - alpha_bar * (gi - step * api)).max(*li);
+                    }
+                },
+            );
         } else {
             // Proportioning: a line search along the chopped gradient frees active variables.
             info.proportioning_steps += 1;
-            let d: Vec<f64> = (0..n).map(|i| if free[i] { 0.0 } else { g[i].min(0.0) }).collect();
+            let d: Vec<f64> = g.par_iter().with_min_len(grain(n)).zip(free.par_iter()).map(|(gi, f)| if *f { 0.0 } else { gi.min(0.0) }).collect();
             a.apply(&d, &mut ap);
             let step = beta_sq / dot(&d, &ap);
-            x.par_iter_mut().with_min_len(PARALLEL_MIN).zip(d.par_iter()).for_each(|(xi, di)| *xi -= step * di);
+            x.par_iter_mut().with_min_len(grain(n)).zip(d.par_iter()).for_each(|(xi, di)| *xi -= step * di);
         }
-        // A new free set: the gradient afresh, the preconditioner for it, CG restarted.
-        for (xi, li) in x.iter_mut().zip(lower) {
-            *xi = xi.max(*li);
-        }
-        a.apply(x, &mut g);
-        g.par_iter_mut().with_min_len(PARALLEL_MIN).zip(c.par_iter()).for_each(|(gi, ci)| *gi += ci);
-        free = x.iter().zip(lower).map(|(xi, li)| xi > li).collect();
-        m.set_free(&free);
-        free_gradient(&g, &free, &mut phi);
-        m.apply(&phi, &mut z);
-        p.copy_from_slice(&z);
-        rz = dot(&phi, &z);
+        (rz, sums) = restart(m, x, &mut g, &mut free, &mut phi, &mut z, &mut p);
     }
     info.active = free.iter().filter(|f| !**f).count();
     info
+}
+
+/// The squared norm of the chopped gradient, the reduced free gradient's product with the
+/// free gradient, and the squared norm of the projected gradient, over one chunk.
+fn chunk_sums(g: &[f64], x: &[f64], lower: &[f64], free: &[bool], inverse_step: f64) -> (f64, f64, f64) {
+    let mut sums = (0.0, 0.0, 0.0);
+    for i in 0..g.len() {
+        if free[i] {
+            let reduced = if g[i] > 0.0 { g[i].min((x[i] - lower[i]) * inverse_step) } else { g[i] };
+            sums.1 += reduced * g[i];
+            sums.2 += g[i] * g[i];
+        } else {
+            let b = g[i].min(0.0);
+            sums.0 += b * b;
+            sums.2 += b * b;
+        }
+    }
+    sums
+}
+
+fn add_sums(s: (f64, f64, f64), t: (f64, f64, f64)) -> (f64, f64, f64) {
+    (s.0 + t.0, s.1 + t.1, s.2 + t.2)
+}
+
+/// [`chunk_sums`] over whole vectors, the chunks added in order (the same for any thread count).
+fn gradient_sums(g: &[f64], x: &[f64], lower: &[f64], free: &[bool], inverse_step: f64) -> (f64, f64, f64) {
+    g.par_chunks(CHUNK)
+        .zip(x.par_chunks(CHUNK))
+        .zip(lower.par_chunks(CHUNK).zip(free.par_chunks(CHUNK)))
+        .with_min_len(chunk_grain(g.len()))
+        .map(|((g, x), (lower, free))| chunk_sums(g, x, lower, free, inverse_step))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold((0.0, 0.0, 0.0), add_sums)
 }
 
 /// The largest eigenvalue of a symmetric positive semi-definite `a` (its 2-norm) by power
@@ -237,7 +260,7 @@ pub fn largest_eigenvalue<A: LinearOperator + ?Sized>(a: &A, v: &mut Vec<f64>, t
     let mut estimate = 0.0;
     for iteration in 1..=max_iterations {
         let norm = norm2(v);
-        v.par_iter_mut().with_min_len(PARALLEL_MIN).for_each(|vi| *vi /= norm);
+        v.par_iter_mut().with_min_len(grain(n)).for_each(|vi| *vi /= norm);
         a.apply(v, &mut w);
         let next = norm2(&w);
         std::mem::swap(v, &mut w);

@@ -1,6 +1,6 @@
 //! Preconditioned conjugate gradients.
 
-use crate::reduce::{axpy, dot, norm2, PARALLEL_MIN};
+use crate::reduce::{axpy, dot, grain, norm2};
 use crate::{LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
@@ -76,7 +76,7 @@ where
         let rho_new = dot(&r, &z);
         let beta = rho_new / rho;
         rho = rho_new;
-        s.par_iter_mut().with_min_len(PARALLEL_MIN).zip(z.par_iter()).for_each(|(si, zi)| *si = zi + beta * *si);
+        s.par_iter_mut().with_min_len(grain(z.len())).zip(z.par_iter()).for_each(|(si, zi)| *si = zi + beta * *si);
     }
     PcgInfo { iterations: params.max_iterations, relative_residual: relative, converged: false }
 }

@@ -10,14 +10,13 @@ use rayon::prelude::*;
 /// Elements per chunk of a reduction.
 pub const CHUNK: usize = 8192;
 
-/// Length from which element-wise vector operations run in parallel (every parallel pass on
-/// vectors takes it as `with_min_len`): below it, waking the thread pool costs more than the
-/// work.
+/// Length from which passes over vectors run in parallel: below it, waking the thread pool
+/// costs more than the work.
 pub const PARALLEL_MIN: usize = 16_384;
 
-/// The `with_min_len` of a parallel pass over `n` elements whose length varies (a multigrid
-/// level, a stencil): the whole pass on the calling thread below [`PARALLEL_MIN`], else rayon's
-/// own splitting (a fixed minimum above it leaves too few tasks to balance many threads).
+/// The `with_min_len` of every parallel pass over `n` elements: the whole pass on the calling
+/// thread below [`PARALLEL_MIN`], else rayon's own splitting (a fixed minimum above it leaves
+/// too few tasks to balance many threads: a 130 000-entry vector in 8 of them).
 pub fn grain(n: usize) -> usize {
     if n < PARALLEL_MIN {
         n.max(1)
@@ -26,9 +25,12 @@ pub fn grain(n: usize) -> usize {
     }
 }
 
-/// Chunks a reduction keeps on one thread: its chunk sums are added in the same order either
-/// way, so this changes the speed, not the result.
-pub const MIN_CHUNKS: usize = PARALLEL_MIN.div_ceil(CHUNK);
+/// [`grain`] for a reduction over `n` elements in chunks of [`CHUNK`]: its chunk sums are added
+/// in the same order however the chunks are shared out, so this changes the speed, not the
+/// result.
+pub fn chunk_grain(n: usize) -> usize {
+    grain(n).div_ceil(CHUNK)
+}
 
 /// `a . b`, bit-reproducible.
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -36,7 +38,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     if a.len() <= CHUNK {
         return a.iter().zip(b).map(|(p, q)| p * q).sum();
     }
-    let partial: Vec<f64> = a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).with_min_len(MIN_CHUNKS).map(|(x, y)| x.iter().zip(y).map(|(p, q)| p * q).sum()).collect();
+    let partial: Vec<f64> = a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).with_min_len(chunk_grain(a.len())).map(|(x, y)| x.iter().zip(y).map(|(p, q)| p * q).sum()).collect();
     partial.iter().sum()
 }
 
@@ -51,13 +53,13 @@ where
     F: Fn(usize) -> f64 + Sync,
 {
     let chunks = n.div_ceil(CHUNK);
-    let partial: Vec<f64> = (0..chunks).into_par_iter().with_min_len(MIN_CHUNKS).map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(&f).sum()).collect();
+    let partial: Vec<f64> = (0..chunks).into_par_iter().with_min_len(chunk_grain(n)).map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(&f).sum()).collect();
     partial.iter().sum()
 }
 
 /// `y += alpha x`.
 pub fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
-    y.par_iter_mut().with_min_len(PARALLEL_MIN).zip(x.par_iter()).for_each(|(yi, xi)| *yi += alpha * xi);
+    y.par_iter_mut().with_min_len(grain(x.len())).zip(x.par_iter()).for_each(|(yi, xi)| *yi += alpha * xi);
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Symmetric seven-point matrices on a 3D index box and their MIC(0) preconditioner.
 
-use crate::reduce::{grain, PARALLEL_MIN};
+use crate::reduce::grain;
 use crate::{CsrMatrix, LinearOperator, Preconditioner};
 use rayon::prelude::*;
 
@@ -83,7 +83,7 @@ impl Stencil7 {
         // [`box_neighbours`]), and `DIRICHLET` where it has a Dirichlet part.
         let links: Vec<u8> = (0..n)
             .into_par_iter()
-            .with_min_len(PARALLEL_MIN)
+            .with_min_len(grain(n))
             .map(|c| {
                 if !rows[c] {
                     return 0;
