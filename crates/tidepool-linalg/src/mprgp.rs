@@ -201,9 +201,11 @@ where
         } else {
             // Proportioning: a line search along the chopped gradient frees active variables.
             info.proportioning_steps += 1;
-            let d: Vec<f64> = g.par_iter().with_min_len(grain(n)).zip(free.par_iter()).map(|(gi, f)| if *f { 0.0 } else { gi.min(0.0) }).collect();
-            a.apply(&d, &mut ap);
-            let step = beta_sq / dot(&d, &ap);
+            // The chopped gradient d, in z (the restart below overwrites it).
+            let d = &mut z;
+            d.par_iter_mut().with_min_len(grain(n)).zip(g.par_iter().zip(free.par_iter())).for_each(|(di, (gi, f))| *di = if *f { 0.0 } else { gi.min(0.0) });
+            a.apply(d, &mut ap);
+            let step = beta_sq / dot(d, &ap);
             x.par_iter_mut().with_min_len(grain(n)).zip(d.par_iter()).for_each(|(xi, di)| *xi -= step * di);
         }
         (rz, sums) = restart(m, x, &mut g, &mut free, &mut phi, &mut z, &mut p);

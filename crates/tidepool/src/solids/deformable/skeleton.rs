@@ -107,6 +107,14 @@ pub struct Bone {
     angle_before: Real,
 }
 
+impl Bone {
+    /// The velocity of a point `x` moving with the bone at `twist` (its centre's velocity and
+    /// its angular velocity).
+    fn velocity(&self, twist: &(Vec3, Vec3), x: &Vec3) -> Vec3 {
+        twist.0 + twist.1.cross(&(x - self.centre))
+    }
+}
+
 /// The skeleton's parts that depend on the pose: each bone's `J_b` (6 x dofs, its centre's
 /// velocity over its angular velocity) and the factored `M_s = sum_i m_i J_i^T J_i`, the
 /// generalized mass of the bound particles.
@@ -283,15 +291,15 @@ impl Skeleton {
 
     /// Bound particle `i`'s velocity at `x` for the bones' twists `twists`.
     pub fn particle_velocity(&self, twists: &[(Vec3, Vec3)], i: usize, x: &Vec3) -> Option<Vec3> {
-        self.owner(i).map(|b| twists[b].0 + twists[b].1.cross(&(x - self.bones[b].centre)))
+        self.owner(i).map(|b| self.bones[b].velocity(&twists[b], x))
     }
 
     /// Sets the bound particles' velocities `v` (at `x`) to the bones' with the rates.
     pub fn carry_velocities(&self, x: &[Vec3], v: &mut [Vec3]) {
         let twists = self.twists(&self.rates);
-        for (bone, (linear, angular)) in self.bones.iter().zip(twists) {
+        for (bone, twist) in self.bones.iter().zip(&twists) {
             for &i in &bone.particles {
-                v[i as usize] = linear + angular.cross(&(x[i as usize] - bone.centre));
+                v[i as usize] = bone.velocity(twist, &x[i as usize]);
             }
         }
     }
@@ -324,9 +332,9 @@ impl Skeleton {
 
     /// Adds to the bound particles' velocities `v` (at `x`) their bones' motions `twists`.
     pub fn carry(&self, x: &[Vec3], twists: &[(Vec3, Vec3)], v: &mut [Vec3]) {
-        for (bone, (linear, angular)) in self.bones.iter().zip(twists) {
+        for (bone, twist) in self.bones.iter().zip(twists) {
             for &i in &bone.particles {
-                v[i as usize] += linear + angular.cross(&(x[i as usize] - bone.centre));
+                v[i as usize] += bone.velocity(twist, &x[i as usize]);
             }
         }
     }
