@@ -67,12 +67,12 @@ impl Stencil7 {
     /// The connected sets of `rows` (coupled through nonzero entries) in which no row has a
     /// Dirichlet part (a diagonal above the sum of its couplings' magnitudes): the sets on which
     /// a constant is in the nullspace, for [`Stencil7::floating`]. Each set lists its rows in
-    /// the order of a depth-first search from its lowest index.
+    /// ascending order; the sets come in the order of their lowest rows.
     ///
     /// The rows connected to a Dirichlet part (in a liquid with a free surface: all of them)
     /// are found first, by depth-first searches from every such row in parallel that claim each
-    /// row they reach once (the rows reached do not depend on which search claims them); only
-    /// the rest is searched set by set.
+    /// row they reach once (the rows reached do not depend on which search claims them); the
+    /// rest is split into its sets by a union-find.
     pub fn floating_sets(&self, rows: &[bool]) -> Vec<Vec<u32>> {
         use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
         const DIRICHLET: u8 = 1 << 6;
@@ -81,28 +81,30 @@ impl Stencil7 {
         let strides = [1, nx, nx * ny];
         // Per row: bit `2 a + up` where it couples to its neighbour along axis `a` (the order of
         // [`box_neighbours`]), and `DIRICHLET` where it has a Dirichlet part.
-        let links: Vec<u8> = (0..n)
-            .into_par_iter()
-            .with_min_len(grain(n))
-            .map(|c| {
-                if !rows[c] {
-                    return 0;
-                }
-                let (mut bits, mut off) = (0, 0.0);
-                for (s, d) in self.neighbours(c).into_iter().enumerate() {
-                    let Some(d) = d else { continue };
-                    let w = if s % 2 == 1 { self.plus[s / 2][c] } else { self.plus[s / 2][d] };
-                    if w != 0.0 {
-                        bits |= 1 << s;
-                        off -= w;
+        let mut links = vec![0u8; n];
+        links.par_chunks_mut(strides[2]).with_min_len(grain(n).div_ceil(strides[2])).enumerate().for_each(|(k, slab)| {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let c = i + nx * j + strides[2] * k;
+                    if !rows[c] {
+                        continue;
                     }
+                    let (mut bits, mut off) = (0, 0.0);
+                    for (s, d) in neighbours_at(self.dims, c, [i, j, k]).into_iter().enumerate() {
+                        let Some(d) = d else { continue };
+                        let w = if s % 2 == 1 { self.plus[s / 2][c] } else { self.plus[s / 2][d] };
+                        if w != 0.0 {
+                            bits |= 1 << s;
+                            off -= w;
+                        }
+                    }
+                    if self.diag[c] > off * (1.0 + 1e-12) {
+                        bits |= DIRICHLET;
+                    }
+                    slab[i + nx * j] = bits;
                 }
-                if self.diag[c] > off * (1.0 + 1e-12) {
-                    bits |= DIRICHLET;
-                }
-                bits
-            })
-            .collect();
+            }
+        });
         let links = &links;
         let coupled = move |c: usize| (0..6).filter(move |s| links[c] & (1 << s) != 0).map(move |s| if s % 2 == 1 { c + strides[s / 2] } else { c - strides[s / 2] });
         let reached: Vec<AtomicBool> = links.par_iter().map(|&l| AtomicBool::new(l & DIRICHLET != 0)).collect();
@@ -112,27 +114,38 @@ impl Stencil7 {
                 stack.extend(coupled(c).filter(|&d| !reached[d].load(Relaxed) && !reached[d].swap(true, Relaxed)));
             }
         });
-        let mut seen: Vec<bool> = reached.into_iter().map(AtomicBool::into_inner).collect();
-        let rest: Vec<usize> = (0..n).into_par_iter().filter(|&c| rows[c] && !seen[c]).collect();
-        let mut sets = Vec::new();
-        for start in rest {
-            if seen[start] {
-                continue;
+        let seen: Vec<bool> = reached.into_iter().map(AtomicBool::into_inner).collect();
+        // The rest: a union-find over each remaining row's couplings to its lower neighbours,
+        // in ascending order, each set rooted at its lowest row (the rest is closed under the
+        // couplings: a row coupled to a reached one is reached).
+        let mut parent: Vec<u32> = (0..n as u32).collect();
+        let root = |parent: &mut [u32], mut c: u32| {
+            while parent[c as usize] != c {
+                let up = parent[parent[c as usize] as usize];
+                parent[c as usize] = up;
+                c = up;
             }
-            let (mut stack, mut set) = (vec![start], Vec::new());
-            seen[start] = true;
-            while let Some(c) = stack.pop() {
-                set.push(c as u32);
-                for d in coupled(c) {
-                    if !seen[d] {
-                        seen[d] = true;
-                        stack.push(d);
-                    }
-                }
+            c
+        };
+        let rest = (0..n).filter(|&c| rows[c] && !seen[c]);
+        for c in rest.clone() {
+            // `c` is still its own root: only higher rows have been joined to it.
+            let mut r = c as u32;
+            for a in (0..3).filter(|a| links[c] & (1 << (2 * a)) != 0) {
+                let s = root(&mut parent, (c - strides[a]) as u32);
+                parent[r.max(s) as usize] = r.min(s);
+                r = r.min(s);
             }
-            sets.push(set);
         }
-        sets
+        let mut sets: Vec<(u32, Vec<u32>)> = Vec::new();
+        for c in rest {
+            let r = root(&mut parent, c as u32);
+            match sets.binary_search_by_key(&r, |s| s.0) {
+                Ok(s) => sets[s].1.push(c as u32),
+                Err(_) => sets.push((r, vec![c as u32])),
+            }
+        }
+        sets.into_iter().map(|s| s.1).collect()
     }
 }
 
@@ -141,8 +154,12 @@ impl Stencil7 {
 /// +z`. The coordinates are computed once.
 pub fn box_neighbours(dims: [usize; 3], c: usize) -> [Option<usize>; 6] {
     let [nx, ny, _] = dims;
-    let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
-    let strides = [1, nx, nx * ny];
+    neighbours_at(dims, c, [c % nx, (c / nx) % ny, c / (nx * ny)])
+}
+
+/// [`box_neighbours`] of index `c` whose coordinates `coord` are known.
+fn neighbours_at(dims: [usize; 3], c: usize, coord: [usize; 3]) -> [Option<usize>; 6] {
+    let strides = [1, dims[0], dims[0] * dims[1]];
     std::array::from_fn(|n| {
         let a = n / 2;
         if n % 2 == 1 {

@@ -98,23 +98,14 @@ pub(crate) enum Across {
 
 /// The cell across face `(axis, side)` of cell `c`, if inside the domain.
 pub(crate) fn across(grid: &Grid, c: [usize; 3], axis: usize, side: usize) -> Option<[usize; 3]> {
-    let mut n = c;
-    if side == 0 {
-        n[axis] = c[axis].checked_sub(1)?;
-    } else {
-        n[axis] += 1;
-        if n[axis] >= grid.dims[axis] {
-            return None;
-        }
-    }
-    Some(n)
+    // Element by element, so that the index stays in registers.
+    let inside = if side == 0 { c[axis] > 0 } else { c[axis] + 1 < grid.dims[axis] };
+    inside.then(|| std::array::from_fn(|a| if a == axis { c[a] + 2 * side - 1 } else { c[a] }))
 }
 
 /// Face index of face `(axis, side)` of cell `c`.
 pub(crate) fn face_of(c: [usize; 3], axis: usize, side: usize) -> [usize; 3] {
-    let mut f = c;
-    f[axis] += side;
-    f
+    std::array::from_fn(|a| if a == axis { c[a] + side } else { c[a] })
 }
 
 /// Interface fraction between liquid value `a` and air value `b`.
@@ -228,6 +219,9 @@ impl<'a> Media<'a> {
     /// exceeds `b`'s at the interface, `kappa_a` of `a`'s level set interpolated there
     /// (sec. 4.5): seen from `lower`, `upper`'s pressure plus that jump.
     pub(crate) fn face(&self, lower: [usize; 3], upper: [usize; 3]) -> (Real, Real) {
+        if let [weight] = self.weight[..] {
+            return (weight, 0.0);
+        }
         let (a, b) = (self.phase_at(lower), self.phase_at(upper));
         if a == b {
             return (self.weight[a], 0.0);
@@ -298,47 +292,53 @@ where
     F: Fn([usize; 3], usize, usize, Option<[usize; 3]>) -> Across + Sync,
 {
     // Each unknown's row (its diagonal, its couplings to the next cells, its right-hand side),
-    // in parallel: a row depends only on the cell's own faces.
-    let rows: Vec<(Real, [Real; 3], Real)> = (0..grid.cell_count())
-        .into_par_iter()
-        .map(|c| {
-            let mut row = (0.0, [0.0; 3], 0.0);
-            if !unknown.as_slice()[c] {
-                return row;
-            }
-            let idx = unknown.coords(c);
-            row.2 = divergence(c) * grid.dx;
-            for axis in 0..3 {
-                for side in 0..2 {
-                    let f = face_of(idx, axis, side);
-                    let open = solids.face_open[axis].get(f[0], f[1], f[2]);
-                    if open == 0.0 {
+    // written in parallel over z-slabs: a row depends only on the cell's own faces.
+    let n = grid.cell_count();
+    let [nx, ny, _] = grid.dims;
+    let slab = (nx * ny).max(1);
+    let (mut diag, mut plus, mut b) = (vec![0.0; n], [vec![0.0; n], vec![0.0; n], vec![0.0; n]], vec![0.0; n]);
+    let [px, py, pz] = &mut plus;
+    (diag.par_chunks_mut(slab), px.par_chunks_mut(slab), py.par_chunks_mut(slab), pz.par_chunks_mut(slab), b.par_chunks_mut(slab)).into_par_iter().enumerate().for_each(
+        |(k, (diag, px, py, pz, b))| {
+            let plus = [px, py, pz];
+            for j in 0..ny {
+                for i in 0..nx {
+                    let (c, idx) = (i + nx * j, [i, j, k]);
+                    if !unknown.get(i, j, k) {
                         continue;
                     }
-                    let outward = if side == 1 { 1.0 } else { -1.0 };
-                    row.2 -= outward * open * velocity.faces[axis].get(f[0], f[1], f[2]);
-                    match classify(idx, axis, side, across(grid, idx, axis, side)) {
-                        Across::Unknown { weight, jump } => {
-                            row.0 += open * weight;
-                            row.2 += open * weight * jump;
-                            if side == 1 {
-                                row.1[axis] = -open * weight;
+                    let (mut d, mut rhs) = (0.0, divergence(c + slab * k) * grid.dx);
+                    for axis in 0..3 {
+                        for side in 0..2 {
+                            let f = face_of(idx, axis, side);
+                            let open = solids.face_open[axis].get(f[0], f[1], f[2]);
+                            if open == 0.0 {
+                                continue;
+                            }
+                            let outward = if side == 1 { 1.0 } else { -1.0 };
+                            rhs -= outward * open * velocity.faces[axis].get(f[0], f[1], f[2]);
+                            match classify(idx, axis, side, across(grid, idx, axis, side)) {
+                                Across::Unknown { weight, jump } => {
+                                    d += open * weight;
+                                    rhs += open * weight * jump;
+                                    if side == 1 {
+                                        plus[axis][c] = -open * weight;
+                                    }
+                                }
+                                Across::Dirichlet { theta, value, weight } => {
+                                    d += open * weight / theta;
+                                    rhs += open * weight * value / theta;
+                                }
+                                Across::Coupled => {}
                             }
                         }
-                        Across::Dirichlet { theta, value, weight } => {
-                            row.0 += open * weight / theta;
-                            row.2 += open * weight * value / theta;
-                        }
-                        Across::Coupled => {}
                     }
+                    (diag[c], b[c]) = (d, rhs);
                 }
             }
-            row
-        })
-        .collect();
-    let plus = [0, 1, 2].map(|axis| rows.par_iter().map(|r| r.1[axis]).collect());
-    let mut a = Stencil7 { dims: grid.dims, diag: rows.par_iter().map(|r| r.0).collect(), plus, floating: Vec::new() };
-    let b = rows.par_iter().map(|r| r.2).collect();
+        },
+    );
+    let mut a = Stencil7 { dims: grid.dims, diag, plus, floating: Vec::new() };
     a.floating = a.floating_sets(unknown.as_slice());
     (a, b)
 }
