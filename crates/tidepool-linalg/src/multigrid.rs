@@ -144,12 +144,13 @@ impl Crop {
         let [nx, ny, _] = a.dims;
         let (lo, hi) = a
             .diag
-            .par_iter()
+            .par_chunks(nx * ny)
             .enumerate()
-            .filter(|(_, d)| **d != 0.0)
-            .map(|(c, _)| {
-                let coord = [c % nx, (c / nx) % ny, c / (nx * ny)];
-                (coord, coord.map(|v| v + 1))
+            .flat_map_iter(|(k, slab)| slab.chunks(nx).enumerate().map(move |(j, row)| (j, k, row)))
+            .filter_map(|(j, k, row)| {
+                let first = row.iter().position(|&d| d != 0.0)?;
+                let last = row.iter().rposition(|&d| d != 0.0)?;
+                Some(([first, j, k], [last + 1, j + 1, k + 1]))
             })
             .reduce(|| ([usize::MAX; 3], [0; 3]), |(lo, hi), (l, h)| (std::array::from_fn(|i| lo[i].min(l[i])), std::array::from_fn(|i| hi[i].max(h[i]))));
         if hi == [0; 3] {
