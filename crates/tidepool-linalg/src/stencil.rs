@@ -118,6 +118,10 @@ impl Stencil7 {
         // The rest: a union-find over each remaining row's couplings to its lower neighbours,
         // in ascending order, each set rooted at its lowest row (the rest is closed under the
         // couplings: a row coupled to a reached one is reached).
+        let rest = (0..n).filter(|&c| rows[c] && !seen[c]);
+        if rest.clone().next().is_none() {
+            return Vec::new();
+        }
         let mut parent: Vec<u32> = (0..n as u32).collect();
         let root = |parent: &mut [u32], mut c: u32| {
             while parent[c as usize] != c {
@@ -127,7 +131,6 @@ impl Stencil7 {
             }
             c
         };
-        let rest = (0..n).filter(|&c| rows[c] && !seen[c]);
         for c in rest.clone() {
             // `c` is still its own root: only higher rows have been joined to it.
             let mut r = c as u32;
