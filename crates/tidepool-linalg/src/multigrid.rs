@@ -144,9 +144,9 @@ impl Crop {
         let [nx, ny, _] = a.dims;
         let (lo, hi) = a
             .diag
-            .par_chunks(nx * ny)
+            .par_chunks((nx * ny).max(1))
             .enumerate()
-            .flat_map_iter(|(k, slab)| slab.chunks(nx).enumerate().map(move |(j, row)| (j, k, row)))
+            .flat_map_iter(|(k, slab)| slab.chunks(nx.max(1)).enumerate().map(move |(j, row)| (j, k, row)))
             .filter_map(|(j, k, row)| {
                 let first = row.iter().position(|&d| d != 0.0)?;
                 let last = row.iter().rposition(|&d| d != 0.0)?;

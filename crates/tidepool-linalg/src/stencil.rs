@@ -82,7 +82,7 @@ impl Stencil7 {
         // Per row: bit `2 a + up` where it couples to its neighbour along axis `a` (the order of
         // [`box_neighbours`]), and `DIRICHLET` where it has a Dirichlet part.
         let mut links = vec![0u8; n];
-        links.par_chunks_mut(strides[2]).with_min_len(grain(n).div_ceil(strides[2])).enumerate().for_each(|(k, slab)| {
+        links.par_chunks_mut(strides[2].max(1)).with_min_len(grain(n).div_ceil(strides[2].max(1))).enumerate().for_each(|(k, slab)| {
             for j in 0..ny {
                 for i in 0..nx {
                     let c = i + nx * j + strides[2] * k;
@@ -519,6 +519,40 @@ mod tests {
         members.sort();
         let expected: Vec<Vec<u32>> = (1..4).map(|r| (0..(n * n * n) as u32).filter(|&c| region(c as usize) == Some(r)).collect()).collect();
         assert_eq!(members, expected);
+    }
+
+    /// A closed U in the z = 0 layer of a 6^3 box: two prongs (`x = 0` and `x = 4`, `y < 5`)
+    /// joined only by the row `y = 5`, after both in index order, and a closed block elsewhere
+    /// (`z >= 2`) beside rows that are not coupled to anything. The U is one set (its prongs
+    /// found apart, then merged), listed in ascending order before the block's.
+    #[test]
+    fn floating_sets_join_regions_met_late_in_index_order() {
+        let n = 6;
+        let region = |c: usize| {
+            let (i, j, k) = (c % n, (c / n) % n, c / (n * n));
+            match k {
+                0 if (j < 5 && (i == 0 || i == 4)) || (j == 5 && i <= 4) => Some(0),
+                2.. if i < 3 => Some(1),
+                _ => None,
+            }
+        };
+        let mut a = Stencil7::zeros([n, n, n]);
+        for c in 0..n * n * n {
+            for ax in 0..3 {
+                if let Some(d) = a.neighbour(c, ax, true).filter(|&d| region(c).is_some() && region(c) == region(d)) {
+                    a.plus[ax][c] = -1.0;
+                    a.diag[c] += 1.0;
+                    a.diag[d] += 1.0;
+                }
+            }
+        }
+        // Rows with no coupling at all are their own sets (a constant there is in the
+        // nullspace only if the row is zero: give them a diagonal, a Dirichlet part).
+        let lone: Vec<usize> = (0..n * n * n).filter(|&c| region(c).is_none() && c % 7 == 0).collect();
+        lone.iter().for_each(|&c| a.diag[c] = 1.0);
+        let rows: Vec<bool> = (0..n * n * n).map(|c| region(c).is_some() || lone.contains(&c)).collect();
+        let expected: Vec<Vec<u32>> = (0..2).map(|r| (0..(n * n * n) as u32).filter(|&c| region(c as usize) == Some(r)).collect()).collect();
+        assert_eq!(a.floating_sets(&rows), expected);
     }
 
     fn pseudo_random(n: usize, seed: u64) -> Vec<f64> {
