@@ -477,6 +477,22 @@ mod tests {
         a
     }
 
+    /// A graph Laplacian on an `n^3` box coupling each cell to its neighbours in the same
+    /// `region` (cells in none are left inactive).
+    fn coupled_within(n: usize, region: impl Fn(usize) -> Option<usize>) -> Stencil7 {
+        let mut a = Stencil7::zeros([n, n, n]);
+        for c in 0..n * n * n {
+            for ax in 0..3 {
+                if let Some(d) = a.neighbour(c, ax, true).filter(|&d| region(c).is_some() && region(c) == region(d)) {
+                    a.plus[ax][c] = -1.0;
+                    a.diag[c] += 1.0;
+                    a.diag[d] += 1.0;
+                }
+            }
+        }
+        a
+    }
+
     /// Regions of a 6^3 box coupled within themselves only: `x < 2` with a Dirichlet part in
     /// one cell, `x = 3` closed, `x = 5` closed and cut in two at `y = 3`; `x = 2, 4` are not
     /// rows. Only the three closed regions are floating, each with all its rows, the same on
@@ -493,16 +509,7 @@ mod tests {
                 _ => None,
             }
         };
-        let mut a = Stencil7::zeros([n, n, n]);
-        for c in 0..n * n * n {
-            for ax in 0..3 {
-                if let Some(d) = a.neighbour(c, ax, true).filter(|&d| region(c).is_some() && region(c) == region(d)) {
-                    a.plus[ax][c] = -1.0;
-                    a.diag[c] += 1.0;
-                    a.diag[d] += 1.0;
-                }
-            }
-        }
+        let mut a = coupled_within(n, region);
         a.diag[n * n] += 2.0;
         let rows: Vec<bool> = (0..n * n * n).map(|c| region(c).is_some()).collect();
         let sets = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| a.floating_sets(&rows));
@@ -536,18 +543,8 @@ mod tests {
                 _ => None,
             }
         };
-        let mut a = Stencil7::zeros([n, n, n]);
-        for c in 0..n * n * n {
-            for ax in 0..3 {
-                if let Some(d) = a.neighbour(c, ax, true).filter(|&d| region(c).is_some() && region(c) == region(d)) {
-                    a.plus[ax][c] = -1.0;
-                    a.diag[c] += 1.0;
-                    a.diag[d] += 1.0;
-                }
-            }
-        }
-        // Rows with no coupling at all are their own sets (a constant there is in the
-        // nullspace only if the row is zero: give them a diagonal, a Dirichlet part).
+        let mut a = coupled_within(n, region);
+        // Rows coupled to nothing, with a diagonal: all Dirichlet part, never floating.
         let lone: Vec<usize> = (0..n * n * n).filter(|&c| region(c).is_none() && c % 7 == 0).collect();
         lone.iter().for_each(|&c| a.diag[c] = 1.0);
         let rows: Vec<bool> = (0..n * n * n).map(|c| region(c).is_some() || lone.contains(&c)).collect();

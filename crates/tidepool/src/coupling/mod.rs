@@ -271,11 +271,7 @@ fn coupled_faces(
             if open == 0.0 {
                 return None;
             }
-            let lower = (f[axis] > 0).then(|| {
-                let mut c = f;
-                c[axis] -= 1;
-                c
-            });
+            let lower = across(grid, f, axis, 0);
             let upper = (f[axis] < grid.dims[axis]).then_some(f);
             let is = |a: &Array3<bool>, c: Option<[usize; 3]>| c.is_some_and(|c| a.get(c[0], c[1], c[2]));
             let unknown_entry = |c: Option<[usize; 3]>, sign: Real| c.filter(|c| unknown.get(c[0], c[1], c[2])).map(|c| (unknown.index(c[0], c[1], c[2]), sign));

@@ -366,7 +366,7 @@ where
             if open.get(f[0], f[1], f[2]) == 0.0 {
                 return None;
             }
-            let lower = f[axis].checked_sub(1).map(|l| std::array::from_fn(|a| if a == axis { l } else { f[a] }));
+            let lower = across(grid, f, axis, 0);
             let upper = (f[axis] < grid.dims[axis]).then_some(f);
             match (is_unknown(lower), is_unknown(upper)) {
                 (true, _) => match classify(lower?, axis, 1, upper) {
