@@ -4,7 +4,7 @@
 use super::TriMesh;
 use crate::math::{Real, Vec3};
 use parry3d_f64::math::Vector as PVec;
-use parry3d_f64::query::{PointQuery, PointQueryWithLocation};
+use parry3d_f64::query::{PointQuery, PointQueryWithLocation, Ray, RayCast};
 use parry3d_f64::shape::{TriMesh as ParryTriMesh, TriMeshFlags};
 
 fn to_parry(v: &Vec3) -> PVec {
@@ -62,6 +62,11 @@ impl MeshDistance {
         self.mesh.project_local_point_with_max_dist(to_parry(p), false, within).map_or(within, |projection| (from_parry(projection.point) - p).norm().min(within))
     }
 
+    /// Whether the segment from `a` to `b` meets a triangle of the mesh.
+    pub fn crosses(&self, a: &Vec3, b: &Vec3) -> bool {
+        self.mesh.cast_local_ray(&Ray::new(to_parry(a), to_parry(&(b - a))), 1.0, false).is_some()
+    }
+
     /// The signed distance from `p` ([`MeshDistance::signed_distance`]), the nearest
     /// triangle and the barycentric coordinates of the nearest point on it.
     pub fn nearest(&self, p: &Vec3) -> (Real, usize, [Real; 3]) {
@@ -69,5 +74,25 @@ impl MeshDistance {
         let d = (from_parry(projection.point) - p).norm();
         let weights = location.barycentric_coordinates().unwrap_or([1.0 / 3.0; 3]);
         (if self.signed && projection.is_inside { -d } else { d }, triangle as usize, weights)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A segment crosses a square sheet where it passes through it, and not where it passes
+    /// beside it or stops short of it.
+    #[test]
+    fn segments_cross_a_sheet_only_through_it() {
+        let square = TriMesh {
+            vertices: vec![Vec3::new(0.0, 0.0, 0.0), Vec3::new(1.0, 0.0, 0.0), Vec3::new(1.0, 1.0, 0.0), Vec3::new(0.0, 1.0, 0.0)],
+            triangles: vec![[0, 1, 2], [0, 2, 3]],
+        };
+        let sheet = MeshDistance::unsigned(&square).unwrap();
+        assert!(sheet.crosses(&Vec3::new(0.3, 0.6, -0.1), &Vec3::new(0.4, 0.5, 0.2)));
+        assert!(sheet.crosses(&Vec3::new(0.3, 0.6, 0.1), &Vec3::new(0.4, 0.5, -0.2)));
+        assert!(!sheet.crosses(&Vec3::new(1.3, 0.6, -0.1), &Vec3::new(1.4, 0.5, 0.2)));
+        assert!(!sheet.crosses(&Vec3::new(0.3, 0.6, -0.1), &Vec3::new(0.4, 0.5, -0.01)));
     }
 }

@@ -143,28 +143,60 @@ impl Grid {
     #[inline(always)]
     fn stencil(&self, a: &Array3<Real>, loc: Location, x: &Vec3) -> ([Real; 8], [Real; 3]) {
         let dims = a.dims();
-        let o = loc.offset();
-        let inv = 1.0 / self.dx;
+        let (b, w) = self.box_around(dims, loc, x);
         let (mut c, mut stride) = (0, 1);
         let mut step = [0usize; 3];
-        let mut w = [0.0; 3];
         for axis in 0..3 {
-            let n = dims[axis];
-            let g = ((x[axis] - self.origin[axis]) * inv - o[axis]).clamp(0.0, (n - 1) as Real);
-            // `g >= 0`, so truncation is the floor (and avoids a libm call).
-            let b = (g as usize).min(n.saturating_sub(2));
-            c += b * stride;
-            if n > 1 {
+            c += b[axis] * stride;
+            if dims[axis] > 1 {
                 step[axis] = stride;
-                w[axis] = g - b as Real;
             }
-            stride *= n;
+            stride *= dims[axis];
         }
         let [sx, sy, sz] = step;
         // One bounds check for the whole box of samples.
         let d = &a.as_slice()[c..=c + sx + sy + sz];
         let v = [d[0], d[sx], d[sy], d[sx + sy], d[sz], d[sx + sz], d[sy + sz], d[sx + sy + sz]];
         (v, w)
+    }
+
+    /// The lowest sample of the box of eight samples (of an array of `dims` at `loc`) that
+    /// [`Grid::interpolate`] blends at `x`, and the fractional position in it (0 along an
+    /// axis with one sample).
+    #[inline(always)]
+    pub fn box_around(&self, dims: [usize; 3], loc: Location, x: &Vec3) -> ([usize; 3], [Real; 3]) {
+        let o = loc.offset();
+        let inv = 1.0 / self.dx;
+        let mut b = [0usize; 3];
+        let mut w = [0.0; 3];
+        for axis in 0..3 {
+            let n = dims[axis];
+            let g = ((x[axis] - self.origin[axis]) * inv - o[axis]).clamp(0.0, (n - 1) as Real);
+            // `g >= 0`, so truncation is the floor (and avoids a libm call).
+            b[axis] = (g as usize).min(n.saturating_sub(2));
+            if n > 1 {
+                w[axis] = g - b[axis] as Real;
+            }
+        }
+        (b, w)
+    }
+
+    /// [`Grid::interpolate`] over only the samples of [`Grid::box_around`] whose bit is set in
+    /// `kept` (corner `c` at offset `(c & 1, (c >> 1) & 1, c >> 2)`), their weights
+    /// renormalized; `None` where no kept sample has weight.
+    pub fn interpolate_where(&self, a: &Array3<Real>, loc: Location, x: &Vec3, kept: u8) -> Option<Real> {
+        let (b, w) = self.box_around(a.dims(), loc, x);
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for corner in 0..8 {
+            let offset = [corner & 1, (corner >> 1) & 1, corner >> 2];
+            let wc: Real = (0..3).map(|axis| if offset[axis] == 1 { w[axis] } else { 1.0 - w[axis] }).product();
+            let [i, j, k] = std::array::from_fn(|axis| b[axis] + offset[axis]);
+            if wc > 0.0 && kept & (1 << corner) != 0 {
+                sum += wc * a.get(i, j, k);
+                weight += wc;
+            }
+        }
+        (weight > 0.0).then(|| sum / weight)
     }
 
     /// The cell containing `x`, clamped into the grid.
@@ -246,5 +278,29 @@ impl MacVelocity {
     pub fn at_cell(&self, i: usize, j: usize, k: usize) -> Vec3 {
         let [u, v, w] = &self.faces;
         Vec3::new(0.5 * (u.get(i, j, k) + u.get(i + 1, j, k)), 0.5 * (v.get(i, j, k) + v.get(i, j + 1, k)), 0.5 * (w.get(i, j, k) + w.get(i, j, k + 1)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keeping every sample is the plain interpolation; keeping the four samples of the box
+    /// on one side of a plane between them is the interpolation on that side, weighted as the
+    /// trilinear kernel weighs them there; nothing kept is `None`.
+    #[test]
+    fn interpolation_over_some_samples_renormalizes_the_kept_weights() {
+        let grid = Grid { dims: [4, 3, 5], dx: 0.5, origin: Vec3::new(-1.0, 0.2, 0.0) };
+        let loc = Location::Face(1);
+        let mut a = grid.zeros(loc);
+        a.par_fill_with(|i, j, k| (i * i) as Real + 3.0 * j as Real - 0.5 * (k * j) as Real);
+        let x = Vec3::new(-0.1, 0.9, 1.3);
+        assert!((grid.interpolate_where(&a, loc, &x, 0xff).unwrap() - grid.interpolate(&a, loc, &x)).abs() < 1e-12);
+        // The samples around x on this location lie at x = -0.25 and 0.25: keep the lower
+        // ones, the corners with offset 0 along x.
+        let kept = grid.interpolate_where(&a, loc, &x, 0b0101_0101).unwrap();
+        let lower = Vec3::new(-0.25, x.y, x.z);
+        assert!((kept - grid.interpolate(&a, loc, &lower)).abs() < 1e-12, "{kept}");
+        assert_eq!(grid.interpolate_where(&a, loc, &x, 0), None);
     }
 }

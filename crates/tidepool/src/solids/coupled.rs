@@ -35,6 +35,11 @@ pub trait CoupledSolid: Sync {
     fn is_sheet(&self) -> bool {
         false
     }
+    /// Whether the segment from `a` to `b` passes through a sheet's middle surface: the
+    /// particle transfers of FLIP do not reach across it. Never for a solid with an inside.
+    fn crosses(&self, _a: &Vec3, _b: &Vec3) -> bool {
+        false
+    }
     /// Whether impulses at `x`, on the solid, move it freely there (not where it is pinned,
     /// nor next to a pin).
     fn moves_at(&self, _x: &Vec3) -> bool {
@@ -177,6 +182,10 @@ impl CoupledSolid for Constrained<'_> {
 
     fn is_sheet(&self) -> bool {
         self.solid.is_sheet()
+    }
+
+    fn crosses(&self, a: &Vec3, b: &Vec3) -> bool {
+        self.solid.crosses(a, b)
     }
 
     fn moves_at(&self, x: &Vec3) -> bool {

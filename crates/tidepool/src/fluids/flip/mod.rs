@@ -22,6 +22,7 @@
 //! 9. advection, trapezoidal or Euler, kept outside obstacles and inside the domain (3.2.4).
 
 pub mod raster;
+pub mod sheets;
 pub mod solve;
 pub mod surface;
 
@@ -36,6 +37,7 @@ use crate::solids::{body_holding, CoupledSolid, StaticSolids};
 use raster::{Bins, Indicator};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sheets::Sheets;
 use solve::System;
 use std::time::Instant;
 use surface::ParticleKernel;
@@ -677,10 +679,12 @@ impl FlipLiquid {
         let density = self.cell_density(&bins);
         let mass_per_weight = self.particle_mass / grid.dx.powi(3);
         let (positions, velocities) = (&self.positions, &self.velocities);
+        let sheets = Sheets::new(bodies, &grid);
         let mut face_density: [Array3<Real>; 3] = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
         let mut u: [Array3<Real>; 3] = [0, 1, 2].map(|a| grid.zeros(Location::Face(a)));
         for a in 0..3 {
-            let (weight, momentum) = raster::rasterize(&grid, &bins, positions, Location::Face(a), |p| velocities[p][a]);
+            let blocked = (!sheets.is_empty()).then(|| sheets.blocked(&grid, Location::Face(a), positions));
+            let (weight, momentum) = raster::rasterize(&grid, &bins, positions, Location::Face(a), |p| velocities[p][a], blocked.as_deref());
             face_density[a] = weight.par_map(|_, _, _, w| w * mass_per_weight);
             u[a] = Array3::from_vec(weight.dims(), weight.as_slice().iter().zip(momentum.as_slice()).map(|(w, m)| if *w > 0.0 { m / w } else { 0.0 }).collect());
         }
@@ -828,8 +832,9 @@ impl FlipLiquid {
         self.density = sub.density;
         sub.timings.extrapolate += stopwatch.elapsed().as_secs_f64();
         let stopwatch = Instant::now();
-        self.update_particle_velocities(&sub.old);
-        self.advect(dt, sub.offsets.as_ref(), bodies);
+        let sheets = Sheets::new(bodies, &self.grid);
+        self.update_particle_velocities(&sub.old, &sheets);
+        self.advect(dt, sub.offsets.as_ref(), bodies, &sheets);
         sub.timings.advect += stopwatch.elapsed().as_secs_f64();
         self.timings = sub.timings;
     }
@@ -908,7 +913,7 @@ impl FlipLiquid {
 
     /// The density of the particles sorted in `bins`, rasterized to the cells (kg/m^3).
     fn cell_density(&self, bins: &Bins) -> Array3<Real> {
-        let (weight, _) = raster::rasterize(&self.grid, bins, &self.positions, Location::Cell, |_| 0.0);
+        let (weight, _) = raster::rasterize(&self.grid, bins, &self.positions, Location::Cell, |_| 0.0, None);
         let mass_per_weight = self.particle_mass / self.grid.dx.powi(3);
         weight.par_map(|_, _, _, w| w * mass_per_weight)
     }
@@ -1114,15 +1119,15 @@ impl FlipLiquid {
     }
 
     /// PIC/FLIP (sec. 3.2.3): each particle takes `flip_ratio` of its own velocity plus the
-    /// grid's change, and the rest as the grid velocity itself.
-    fn update_particle_velocities(&mut self, old: &[Array3<Real>; 3]) {
+    /// grid's change, and the rest as the grid velocity itself; neither read across a sheet.
+    fn update_particle_velocities(&mut self, old: &[Array3<Real>; 3], sheets: &Sheets) {
         let grid = self.grid;
         let ratio = self.params.flip_ratio;
         let new = &self.velocity;
         let old = MacVelocity { faces: old.clone() };
         self.positions.par_iter().zip(self.velocities.par_iter_mut()).for_each(|(x, v)| {
-            let pic = new.at(&grid, x);
-            let flip = *v + pic - old.at(&grid, x);
+            let [pic, before] = sheets.velocities(&grid, [new, &old], x);
+            let flip = *v + pic - before;
             *v = ratio * flip + (1.0 - ratio) * pic;
         });
     }
@@ -1131,8 +1136,8 @@ impl FlipLiquid {
     /// trapezoidal or Euler steps through the grid velocity; a particle that ends inside a
     /// solid steps out along the distance gradient, or, failing that, back along its path by
     /// bisection, and loses its velocity into the solid; particles leaving through an open
-    /// side are removed, walls hold the rest.
-    fn advect(&mut self, dt: Real, offsets: Option<&MacVelocity>, bodies: &[&dyn CoupledSolid]) {
+    /// side are removed, walls hold the rest. The grid velocity is not read across a sheet.
+    fn advect(&mut self, dt: Real, offsets: Option<&MacVelocity>, bodies: &[&dyn CoupledSolid], sheets: &Sheets) {
         let grid = self.grid;
         let u = &self.velocity;
         let (lo, hi) = (grid.origin, grid.max_corner());
@@ -1146,10 +1151,10 @@ impl FlipLiquid {
             .map(|(x0, v0)| {
                 let start = offsets.map_or(*x0, |o| *x0 + o.at(&grid, x0));
                 let start = if this.solid_distance(bodies, &start) > 0.0 { start } else { *x0 };
-                let v1 = u.at(&grid, &start);
+                let [v1] = sheets.velocities(&grid, [u], &start);
                 let mut x = match this.params.advection {
                     ParticleAdvection::Euler => start + dt * v1,
-                    ParticleAdvection::Trapezoidal => start + 0.5 * dt * (v1 + u.at(&grid, &(start + dt * v1))),
+                    ParticleAdvection::Trapezoidal => start + 0.5 * dt * (v1 + sheets.velocities(&grid, [u], &(start + dt * v1))[0]),
                 };
                 let mut v = *v0;
                 let mut nearest = this.nearest_solid(bodies, &x);

@@ -53,19 +53,37 @@ impl Bins {
     }
 }
 
+/// The lower corner of the box of samples at `loc` around `x` and the position in it (0 to 1
+/// per axis): the eight samples the particle's kernel reaches, corner `c` at offset
+/// `(c & 1, (c >> 1) & 1, c >> 2)` (some may lie outside the grid).
+#[inline(always)]
+pub fn kernel_box(grid: &Grid, loc: Location, x: &Vec3) -> ([isize; 3], [Real; 3]) {
+    let o = loc.offset();
+    let mut base = [0isize; 3];
+    let mut upper = [0.0; 3];
+    for a in 0..3 {
+        // As `Grid::cell_of` computes it, so the z sample slabs are those of the particle's bin.
+        let g = (x[a] - grid.origin[a]) / grid.dx - o[a];
+        let b = g.floor();
+        base[a] = b as isize;
+        upper[a] = g - b;
+    }
+    (base, upper)
+}
+
 /// For every sample at `loc`: the sum of the particles' kernel weights, and the sum of the
-/// weights times `value(p)`.
+/// weights times `value(p)`; `blocked[p]`, where given, has bit `c` set for the corners of
+/// [`kernel_box`] particle `p` does not reach (across a sheet, [`super::sheets`]).
 ///
 /// Each particle adds to the (up to) eight samples around it, those its kernel reaches. The
 /// particles of cell slab `k` (along z) reach sample slabs `k - 1` to `k + 1` only, so the slabs
 /// `k = r, r + 3, r + 6, ...` of one colour `r` write to disjoint samples and run in parallel;
 /// the three colours run in turn. Every sample thus sums its particles in one fixed order (by
 /// colour, then by particle), whatever the number of threads.
-pub fn rasterize(grid: &Grid, bins: &Bins, positions: &[Vec3], loc: Location, value: impl Fn(usize) -> Real + Sync) -> (Array3<Real>, Array3<Real>) {
+pub fn rasterize(grid: &Grid, bins: &Bins, positions: &[Vec3], loc: Location, value: impl Fn(usize) -> Real + Sync, blocked: Option<&[u8]>) -> (Array3<Real>, Array3<Real>) {
     let dims = grid.dims_at(loc);
     let [nx, ny, nz] = grid.dims;
     let slab = dims[0] * dims[1];
-    let o = loc.offset();
     let mut sums = vec![[0.0; 2]; dims.iter().product()];
     for colour in 0..3 {
         // The block of sample slabs each cell slab of this colour writes to.
@@ -80,22 +98,13 @@ pub fn rasterize(grid: &Grid, bins: &Bins, positions: &[Vec3], loc: Location, va
         }
         blocks.into_par_iter().for_each(|(k, lo, block)| {
             for c in (nx * ny * k..nx * ny * (k + 1)).flat_map(|c| bins.cell(c)) {
-                let x = positions[c];
-                // Per axis: the lower of the two samples around the particle and its weight.
-                let mut base = [0isize; 3];
-                let mut upper = [0.0; 3];
-                for a in 0..3 {
-                    // As `Grid::cell_of` computes it, so the z sample slabs are those of the particle's bin.
-                    let g = (x[a] - grid.origin[a]) / grid.dx - o[a];
-                    let b = g.floor();
-                    base[a] = b as isize;
-                    upper[a] = g - b;
-                }
+                let (base, upper) = kernel_box(grid, loc, &positions[c]);
                 let v = value(c);
+                let skip = blocked.map_or(0, |b| b[c]);
                 for corner in 0..8 {
                     let offset = [corner & 1, (corner >> 1) & 1, corner >> 2];
                     let idx: [isize; 3] = std::array::from_fn(|a| base[a] + offset[a] as isize);
-                    if (0..3).any(|a| idx[a] < 0 || idx[a] as usize >= dims[a]) {
+                    if skip & (1 << corner) != 0 || (0..3).any(|a| idx[a] < 0 || idx[a] as usize >= dims[a]) {
                         continue;
                     }
                     let w: Real = (0..3).map(|a| if offset[a] == 1 { upper[a] } else { 1.0 - upper[a] }).product();
@@ -237,7 +246,7 @@ mod tests {
             }
         }
         let bins = Bins::sort(&grid, &mut positions, &mut []);
-        let (weight, weighted) = rasterize(&grid, &bins, &positions, Location::Cell, |_| 2.0);
+        let (weight, weighted) = rasterize(&grid, &bins, &positions, Location::Cell, |_| 2.0, None);
         let total: Real = weight.as_slice().iter().sum();
         assert!((total - positions.len() as Real).abs() < 1e-9, "total weight {total}");
         for k in 2..6 {
@@ -268,9 +277,9 @@ mod tests {
         let bins = Bins::sort(&grid, &mut positions, &mut []);
         let value = |p: usize| positions[p].x - 2.0 * positions[p].z;
         for loc in [Location::Cell, Location::Face(0), Location::Face(1), Location::Face(2)] {
-            let (weight, weighted) = rasterize(&grid, &bins, &positions, loc, value);
+            let (weight, weighted) = rasterize(&grid, &bins, &positions, loc, value, None);
             let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-            let (weight_1, _) = one.install(|| rasterize(&grid, &bins, &positions, loc, value));
+            let (weight_1, _) = one.install(|| rasterize(&grid, &bins, &positions, loc, value, None));
             assert_eq!(weight.as_slice(), weight_1.as_slice());
             let dims = grid.dims_at(loc);
             for k in 0..dims[2] {

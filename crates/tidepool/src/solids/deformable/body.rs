@@ -885,6 +885,10 @@ impl CoupledSolid for DeformableBody {
         matches!(self.model.elements, Elements::Shell(_))
     }
 
+    fn crosses(&self, a: &Vec3, b: &Vec3) -> bool {
+        self.is_sheet() && self.deformed().distance.crosses(a, b)
+    }
+
     /// Where no pinned particle carries the surface there.
     fn moves_at(&self, x: &Vec3) -> bool {
         let p = self.surface_point(x);
