@@ -598,7 +598,7 @@ impl FlipLiquid {
             for body in bodies {
                 let (centre, radius) = body.bounding_sphere();
                 let reach = Vec3::repeat(radius + grid.dx);
-                moved.close(&grid, &(centre - reach), &(centre + reach), |x| body.signed_distance(x) < 0.0);
+                moved.close(&grid, &(centre - reach), &(centre + reach), |x| body.signed_distance(x));
             }
             Some(moved)
         };

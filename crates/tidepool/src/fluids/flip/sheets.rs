@@ -2,13 +2,12 @@
 //! ([`CoupledSolid::is_sheet`]), has no inside and is far thinner than a cell, so the trilinear
 //! kernel of a particle beside it reaches samples on its other side. Rasterized, the water on
 //! the two sides is averaged into the faces around the sheet; interpolated back, each side
-//! takes part of the other's velocity. A bag of water sinking through still water was held
-//! back that way (0.098 m/s after a second against 0.41 in the level-set liquid, and hardly
-//! moving at all under PIC). Here every transfer between a particle and the grid skips the
-//! samples across a sheet from the particle: the particle-to-grid rasterization, the
-//! grid-to-particle velocities (PIC and FLIP alike) and the advection velocity. The same idea
-//! as Shinar's leak-proof advection (thesis sec. 5.6, F2), which keeps a level set's
-//! semi-Lagrangian rays from reaching through a solid.
+//! takes part of the other's velocity (still water under a sheet took 6% of the swirl of the
+//! water above it in a quarter of a second). Here every transfer between a particle and the
+//! grid skips the samples across a sheet from the particle: the particle-to-grid
+//! rasterization, the grid-to-particle velocities (PIC and FLIP alike) and the advection
+//! velocity. The same idea as Shinar's leak-proof advection (thesis sec. 5.6, F2), which
+//! keeps a level set's semi-Lagrangian rays from reaching through a solid.
 
 use super::raster::kernel_box;
 use crate::grid::{Grid, Location, MacVelocity};
