@@ -1131,7 +1131,7 @@ fn a_submerged_bag_of_water_keeps_its_water() {
 /// layer that swirls about the vertical (2 rad/s) from still water below it. The sheet lets
 /// the swirling water slide along it and takes none of its motion, so for a quarter of a
 /// second the water below gains less than 2% of the swirl the water above started with
-/// (measured: 0.6% at most, back and forth). The particles' transfers to and from the grid
+/// (measured: 0.7% at most, back and forth). The particles' transfers to and from the grid
 /// skip the samples across a sheet (`fluids/flip/sheets.rs`); when they reached across it,
 /// the water below took 1.2% of the swirl in 0.05 s and 6.2% in 0.25 s, and kept gaining.
 #[test]
