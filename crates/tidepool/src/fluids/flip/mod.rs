@@ -833,7 +833,7 @@ impl FlipLiquid {
         sub.timings.extrapolate += stopwatch.elapsed().as_secs_f64();
         let stopwatch = Instant::now();
         let sheets = Sheets::new(bodies, &self.grid);
-        self.update_particle_velocities(&sub.old, &sheets);
+        self.update_particle_velocities(&MacVelocity { faces: sub.old }, &sheets);
         self.advect(dt, sub.offsets.as_ref(), bodies, &sheets);
         sub.timings.advect += stopwatch.elapsed().as_secs_f64();
         self.timings = sub.timings;
@@ -1120,13 +1120,12 @@ impl FlipLiquid {
 
     /// PIC/FLIP (sec. 3.2.3): each particle takes `flip_ratio` of its own velocity plus the
     /// grid's change, and the rest as the grid velocity itself; neither read across a sheet.
-    fn update_particle_velocities(&mut self, old: &[Array3<Real>; 3], sheets: &Sheets) {
+    fn update_particle_velocities(&mut self, old: &MacVelocity, sheets: &Sheets) {
         let grid = self.grid;
         let ratio = self.params.flip_ratio;
         let new = &self.velocity;
-        let old = MacVelocity { faces: old.clone() };
         self.positions.par_iter().zip(self.velocities.par_iter_mut()).for_each(|(x, v)| {
-            let [pic, before] = sheets.velocities(&grid, [new, &old], x);
+            let [pic, before] = sheets.velocities(&grid, [new, old], x);
             let flip = *v + pic - before;
             *v = ratio * flip + (1.0 - ratio) * pic;
         });
