@@ -57,7 +57,7 @@ pub(crate) mod response;
 use crate::grid::fraction::{box_fraction_inside, sub_boxes};
 use crate::grid::{Array3, Grid, Location, MacVelocity};
 use crate::math::{DisjointSets, Real, Vec3};
-use crate::solids::{Constrained, CoupledSolid, StaticSolids};
+use crate::solids::{Constrained, CoupledSolid, Site, StaticSolids};
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 pub use poisson::PhaseView;
 use poisson::{across, apply_gradient, assemble_with, face_of, liquid_cells, liquid_neighbour, Across, Media, ProjectionReport, SolveSeconds, THETA_MIN};
@@ -237,9 +237,9 @@ pub struct CoupledFace {
     pub open: Real,
     /// The liquid's mass in the face's dual cell over `rho dx^3`.
     pub mass: Real,
-    /// Centroid of the solid's part of the dual cell (m): where the solid's velocity is
-    /// sampled and the impulse acts on it.
-    pub point: Vec3,
+    /// The face's dual cell and the centroid of the solid's part of it: where the solid's
+    /// velocity is sampled and the impulse acts on it.
+    pub site: Site,
 }
 
 impl CoupledFace {
@@ -312,7 +312,8 @@ fn coupled_faces(
                     _ => media.cell_weight(upper?),
                 };
             let mass = density * open * (theta - submerged).max(theta * FLUID_MIN);
-            Some(CoupledFace { axis, index: f, cells, solid: cut.solid, open, mass, point: cut.point })
+            let site = Site { point: cut.point, centre: grid.position(Location::Face(axis), f[0], f[1], f[2]), half: 0.5 * grid.dx };
+            Some(CoupledFace { axis, index: f, cells, solid: cut.solid, open, mass, site })
         })
         .collect()
 }
@@ -579,8 +580,8 @@ impl WrappedCells {
         // are one run of rows.
         let mut first = cells.len();
         for of_one in faces.chunk_by(|&a, &b| system.faces[a].solid == system.faces[b].solid) {
-            let (points, axes) = of_one.iter().map(|&f| (system.faces[f].point, system.faces[f].axis)).unzip();
-            let solid = SolidBlock::at_points(&*solids[system.faces[of_one[0]].solid], points, axes, system.cell_mass).matrix();
+            let (sites, axes) = of_one.iter().map(|&f| (system.faces[f].site, system.faces[f].axis)).unzip();
+            let solid = SolidBlock::at_sites(&*solids[system.faces[of_one[0]].solid], sites, axes, system.cell_mass).matrix();
             for a in 0..of_one.len() {
                 for b in 0..of_one.len() {
                     block[(first + a, first + b)] += 0.5 * (solid[(a, b)] + solid[(b, a)]);
@@ -754,7 +755,7 @@ fn assemble<'a>(
         .collect();
     rhs.extend(faces.iter().map(|f| {
         let u = velocity.faces[f.axis].get(f.index[0], f.index[1], f.index[2]);
-        -(u - solids[f.solid].velocity_at(&f.point)[f.axis])
+        -(u - solids[f.solid].velocity_in(&f.site)[f.axis])
     }));
     let cell_mass = density * grid.dx.powi(3);
     let blocks = solids
@@ -1014,8 +1015,8 @@ pub fn project(
         impulse_on_liquid += impulse;
         on_solids.push(-impulse);
     }
-    for (solid, (range, points)) in solids.iter_mut().zip(by_solid) {
-        solid.apply_impulses(&points, &on_solids[range]);
+    for (solid, (range, sites)) in solids.iter_mut().zip(by_solid) {
+        solid.apply_impulses(&sites, &on_solids[range]);
     }
     let to_pascal = 1.0 / to_scaled;
     *pressure = q.par_map(|i, j, k, v| if unknown.get(i, j, k) { v * to_pascal } else { 0.0 });
@@ -1456,7 +1457,7 @@ mod tests {
             for axis in 0..3 {
                 for side in 0..2 {
                     if across(&grid, c, axis, side).is_none_or(|n| !cells.contains(&n)) {
-                        outer.push(CoupledFace { axis, index: face_of(c, axis, side), cells: [None, None], solid: 0, open: 1.0, mass: 1.0, point: Vec3::zeros() });
+                        outer.push(CoupledFace { axis, index: face_of(c, axis, side), cells: [None, None], solid: 0, open: 1.0, mass: 1.0, site: Site::at(Vec3::zeros()) });
                     }
                 }
             }

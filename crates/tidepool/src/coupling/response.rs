@@ -16,7 +16,7 @@
 
 use super::CoupledFace;
 use crate::math::{Real, SplitMix64, Vec3};
-use crate::solids::CoupledSolid;
+use crate::solids::{CoupledSolid, Site};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -27,8 +27,8 @@ use std::sync::OnceLock;
 pub(crate) struct SolidBlock<'a> {
     solid: &'a dyn CoupledSolid,
     range: Range<usize>,
-    /// The faces' points and axes.
-    points: Vec<Vec3>,
+    /// The faces' sites and axes.
+    sites: Vec<Site>,
     axes: Vec<usize>,
     /// `rho dx^3`: an unknown `mu` on a face is the impulse `rho dx^3 mu` along its axis.
     cell_mass: Real,
@@ -43,14 +43,14 @@ pub(crate) struct SolidBlock<'a> {
 impl<'a> SolidBlock<'a> {
     /// The block of `solid` on the coupled faces `range`, which are `faces`.
     pub fn new(solid: &'a dyn CoupledSolid, range: Range<usize>, faces: &[CoupledFace], cell_mass: Real) -> Self {
-        let (points, axes) = faces.iter().map(|f| (f.point, f.axis)).unzip();
-        SolidBlock { range, ..Self::at_points(solid, points, axes, cell_mass) }
+        let (sites, axes) = faces.iter().map(|f| (f.site, f.axis)).unzip();
+        SolidBlock { range, ..Self::at_sites(solid, sites, axes, cell_mass) }
     }
 
-    /// The block of `solid` on impulses at `points` along `axes` (each an unknown times
+    /// The block of `solid` on impulses at `sites` along `axes` (each an unknown times
     /// `cell_mass`), outside any coupled system.
-    pub(crate) fn at_points(solid: &'a dyn CoupledSolid, points: Vec<Vec3>, axes: Vec<usize>, cell_mass: Real) -> Self {
-        SolidBlock { solid, range: 0..points.len(), points, axes, cell_mass, rank: solid.degrees_of_freedom(), applied: AtomicUsize::new(0), factors: OnceLock::new() }
+    pub(crate) fn at_sites(solid: &'a dyn CoupledSolid, sites: Vec<Site>, axes: Vec<usize>, cell_mass: Real) -> Self {
+        SolidBlock { solid, range: 0..sites.len(), sites, axes, cell_mass, rank: solid.degrees_of_freedom(), applied: AtomicUsize::new(0), factors: OnceLock::new() }
     }
 
     /// `Q` and `Q^T S Q`, found by probing on first use (`Q` has no columns for a solid that
@@ -63,7 +63,7 @@ impl<'a> SolidBlock<'a> {
     fn response(&self, v: &[Real]) -> Vec<Real> {
         let impulses: Vec<Vec3> = v.iter().zip(&self.axes).map(|(x, &a)| Vec3::ith(a, self.cell_mass * x)).collect();
         let mut changes = vec![Vec3::zeros(); v.len()];
-        self.solid.impulse_response(&self.points, &impulses, &mut changes);
+        self.solid.impulse_response(&self.sites, &impulses, &mut changes);
         changes.iter().zip(&self.axes).map(|(c, &a)| c[a]).collect()
     }
 
@@ -84,7 +84,7 @@ impl<'a> SolidBlock<'a> {
 
     /// `S` itself, one response per face (for a handful of faces).
     pub(crate) fn matrix(&self) -> DMatrix<Real> {
-        let n = self.points.len();
+        let n = self.sites.len();
         let columns: Vec<Vec<Real>> = (0..n).map(|j| self.response(&(0..n).map(|i| if i == j { 1.0 } else { 0.0 }).collect::<Vec<_>>())).collect();
         DMatrix::from_fn(n, n, |i, j| columns[j][i])
     }
@@ -106,14 +106,14 @@ impl<'a> SolidBlock<'a> {
         }
     }
 
-    /// The range of the coupled faces and their points, the solid let go.
-    pub fn into_faces(self) -> (Range<usize>, Vec<Vec3>) {
-        (self.range, self.points)
+    /// The range of the coupled faces and their sites, the solid let go.
+    pub fn into_faces(self) -> (Range<usize>, Vec<Site>) {
+        (self.range, self.sites)
     }
 
     /// The diagonal of `S`: each face's response to its own impulse alone.
     pub fn diagonal(&self) -> Vec<Real> {
-        self.solid.impulse_diagonal(&self.points, &self.axes, self.cell_mass)
+        self.solid.impulse_diagonal(&self.sites, &self.axes, self.cell_mass)
     }
 }
 
@@ -135,7 +135,7 @@ mod tests {
         let faces = (0..count)
             .map(|_| {
                 let point = Vec3::new(size.x * unit(), size.y * unit(), size.z * unit());
-                CoupledFace { axis: (3.0 * unit()) as usize, index: [0; 3], cells: [None, None], solid: 0, open: 1.0, mass: 1.0, point }
+                CoupledFace { axis: (3.0 * unit()) as usize, index: [0; 3], cells: [None, None], solid: 0, open: 1.0, mass: 1.0, site: Site::at(point) }
             })
             .collect();
         let mu = (0..count).map(|_| unit() - 0.5).collect();

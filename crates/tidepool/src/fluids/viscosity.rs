@@ -39,7 +39,7 @@
 use crate::coupling::response::SolidBlock;
 use crate::grid::{Array3, Grid, Location};
 use crate::math::{Real, Vec3};
-use crate::solids::{body_holding, Boundary, CoupledSolid, StaticSolids};
+use crate::solids::{body_holding, Boundary, CoupledSolid, Site, StaticSolids};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use tidepool_linalg::{pcg, LinearOperator, Mic0, PcgParams, Preconditioner, Stencil7};
@@ -231,7 +231,7 @@ impl<'a> Joint<'a> {
                 let (kq, m) = if body.degrees_of_freedom() == 0 {
                     (DMatrix::zeros(own.len(), 0), DMatrix::zeros(0, 0))
                 } else {
-                    let block = SolidBlock::at_points(&**body, own.iter().map(|&l| links[l].point).collect(), own.iter().map(|&l| links[l].axis).collect(), cell_mass);
+                    let block = SolidBlock::at_sites(&**body, own.iter().map(|&l| Site::at(links[l].point)).collect(), own.iter().map(|&l| links[l].axis).collect(), cell_mass);
                     let (q, c) = block.factored();
                     let kq = DMatrix::from_fn(q.nrows(), q.ncols(), |i, j| k[i] * q[(i, j)]);
                     let t = q.tr_mul(&kq);
@@ -262,10 +262,10 @@ impl<'a> Joint<'a> {
         let mut on_liquid = Vec3::zeros();
         for block in &self.blocks {
             let relative: Vec<Real> = block.links.iter().zip(&block.w0).map(|(&l, w0)| x[self.links[l].face] - w0).collect();
-            let (points, impulses): (Vec<Vec3>, Vec<Vec3>) =
-                block.links.iter().zip(block.weigh(&relative)).map(|(&l, nu)| (self.links[l].point, Vec3::ith(self.links[l].axis, self.cell_mass * nu))).unzip();
+            let (sites, impulses): (Vec<Site>, Vec<Vec3>) =
+                block.links.iter().zip(block.weigh(&relative)).map(|(&l, nu)| (Site::at(self.links[l].point), Vec3::ith(self.links[l].axis, self.cell_mass * nu))).unzip();
             on_liquid -= impulses.iter().sum::<Vec3>();
-            bodies[self.links[block.links[0]].solid].apply_impulses(&points, &impulses);
+            bodies[self.links[block.links[0]].solid].apply_impulses(&sites, &impulses);
         }
         on_liquid
     }
@@ -648,7 +648,7 @@ mod tests {
         let pull = Vec3::new(0.02, 0.16, 0.015);
         let momentum = |u: &[Array3<Real>; 3]| Vec3::from_fn(|a, _| cell_mass * u[a].as_slice().iter().zip(liquid[a].as_slice()).filter(|(_, &l)| l).map(|(v, _)| v).sum::<Real>());
         for _ in 0..200 {
-            lid.apply_impulses(&[pull], &[Vec3::new(force * dt, 0.0, 0.0)]);
+            lid.apply_impulses(&[Site::at(pull)], &[Vec3::new(force * dt, 0.0, 0.0)]);
             let (before, lid_before) = (momentum(&u), lid.mass * lid.velocity);
             let report = diffuse(&grid, &statics, &liquid, &viscosity, None, dt, &mut u, &mut [&mut lid]);
             assert!((report.impulse_on_liquid + lid.mass * lid.velocity - lid_before).norm() < 1e-12, "the lid's momentum changed by other than the liquid's impulse");

@@ -1,8 +1,9 @@
 //! The one adapter to `parry3d-f64` (whose math types are glam's): signed distance to a closed
 //! triangle mesh, unsigned distance to any.
 
-use super::TriMesh;
+use super::{barycentric, clip_to_box, TriMesh};
 use crate::math::{Real, Vec3};
+use parry3d_f64::bounding_volume::Aabb;
 use parry3d_f64::math::Vector as PVec;
 use parry3d_f64::query::{PointQuery, PointQueryWithLocation, Ray, RayCast};
 use parry3d_f64::shape::{TriMesh as ParryTriMesh, TriMeshFlags};
@@ -74,6 +75,22 @@ impl MeshDistance {
         let d = (from_parry(projection.point) - p).norm();
         let weights = location.barycentric_coordinates().unwrap_or([1.0 / 3.0; 3]);
         (if self.signed && projection.is_inside { -d } else { d }, triangle as usize, weights)
+    }
+
+    /// The mesh inside the box `lo..hi`, triangle by triangle: each one's index, the area of
+    /// its part in the box and the barycentric coordinates of that part's centroid.
+    pub fn parts_in_box(&self, lo: &Vec3, hi: &Vec3) -> Vec<(usize, Real, [Real; 3])> {
+        let aabb = Aabb::new(to_parry(lo), to_parry(hi));
+        self.mesh
+            .bvh()
+            .intersect_aabb(&aabb)
+            .filter_map(|t| {
+                let triangle = self.mesh.triangle(t);
+                let corners = [from_parry(triangle.a), from_parry(triangle.b), from_parry(triangle.c)];
+                let (area, centroid) = clip_to_box(corners, lo, hi)?;
+                Some((t as usize, area, barycentric(corners, &centroid)))
+            })
+            .collect()
     }
 }
 

@@ -5,6 +5,28 @@ use crate::math::{Real, Vec3};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
+/// Where the fluid samples a solid: a coupled face's dual cell (the cube `centre +- half`) and
+/// the centroid `point` of the solid's part of it (Shinar sec. 5.3). A point alone (a contact,
+/// a viscous link) is a site whose cell is that point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Site {
+    pub point: Vec3,
+    pub centre: Vec3,
+    pub half: Real,
+}
+
+impl Site {
+    /// The point `point` alone.
+    pub fn at(point: Vec3) -> Self {
+        Site { point, centre: point, half: 0.0 }
+    }
+
+    /// The dual cell's corners.
+    pub fn cell(&self) -> (Vec3, Vec3) {
+        (self.centre - Vec3::repeat(self.half), self.centre + Vec3::repeat(self.half))
+    }
+}
+
 /// What the coupled solve needs from a solid.
 pub trait CoupledSolid: Sync {
     /// Signed distance from `x` to the solid's surface (negative inside).
@@ -15,20 +37,26 @@ pub trait CoupledSolid: Sync {
     fn volume(&self) -> Real;
     /// Velocity of the solid's material at `x`.
     fn velocity_at(&self, x: &Vec3) -> Vec3;
-    /// The velocity changes at `points` that the impulses `impulses` applied at those points
-    /// would cause (`J K J^T`), written to `changes`.
-    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]);
-    /// The diagonal of the response on `points` along `axes`: the velocity change along each
-    /// point's axis that an impulse `scale` along it alone causes. By default one
-    /// [`CoupledSolid::impulse_response`] a point ([`diagonal_by_responses`]).
-    fn impulse_diagonal(&self, points: &[Vec3], axes: &[usize], scale: Real) -> Vec<Real> {
-        diagonal_by_responses(self, points, axes, scale)
+    /// The solid's velocity as the fluid samples it at `site` (`W_DC V`, Shinar eq. 5.3); the
+    /// impulses at a site spread over the solid by the same weights (eq. 5.4). By default its
+    /// velocity at the site's point.
+    fn velocity_in(&self, site: &Site) -> Vec3 {
+        self.velocity_at(&site.point)
+    }
+    /// The velocity changes at `sites` that the impulses `impulses` applied there would cause
+    /// (`J K J^T`), written to `changes`.
+    fn impulse_response(&self, sites: &[Site], impulses: &[Vec3], changes: &mut [Vec3]);
+    /// The diagonal of the response on `sites` along `axes`: the velocity change along each
+    /// site's axis that an impulse `scale` along it alone causes. By default one
+    /// [`CoupledSolid::impulse_response`] a site ([`diagonal_by_responses`]).
+    fn impulse_diagonal(&self, sites: &[Site], axes: &[usize], scale: Real) -> Vec<Real> {
+        diagonal_by_responses(self, sites, axes, scale)
     }
     /// The number of independent velocities the solid's impulses change (6 for a rigid body,
     /// 0 for one that moves by script): the response at any points has at most this rank.
     fn degrees_of_freedom(&self) -> usize;
-    /// Applies the impulses `impulses` at `points`.
-    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]);
+    /// Applies the impulses `impulses` at `sites`.
+    fn apply_impulses(&mut self, sites: &[Site], impulses: &[Vec3]);
     /// Whether the solid is a sheet with no inside (cloth, a thin shell simulated in full):
     /// the coupled solve then couples only the faces whose two cells it separates (Shinar sec.
     /// 5.5), not those whose dual cells it merely passes through alongside the face's axis.
@@ -47,10 +75,10 @@ pub trait CoupledSolid: Sync {
     }
 }
 
-/// [`CoupledSolid::impulse_diagonal`] by one response of `solid` a point, the points side by
+/// [`CoupledSolid::impulse_diagonal`] by one response of `solid` a site, the sites side by
 /// side.
-pub fn diagonal_by_responses<S: CoupledSolid + ?Sized>(solid: &S, points: &[Vec3], axes: &[usize], scale: Real) -> Vec<Real> {
-    points
+pub fn diagonal_by_responses<S: CoupledSolid + ?Sized>(solid: &S, sites: &[Site], axes: &[usize], scale: Real) -> Vec<Real> {
+    sites
         .par_iter()
         .zip(axes)
         .map(|(x, &a)| {
@@ -122,7 +150,7 @@ impl<'a> Constrained<'a> {
         if m == 0 {
             return Constrained { solid, contacts: Vec::new(), inverse: DMatrix::zeros(0, 0) };
         }
-        let points: Vec<Vec3> = contacts.iter().map(|(p, _)| *p).collect();
+        let points: Vec<Site> = contacts.iter().map(|(p, _)| Site::at(*p)).collect();
         let mut a = DMatrix::zeros(m, m);
         let mut changes = vec![Vec3::zeros(); m];
         let mut impulses = vec![Vec3::zeros(); m];
@@ -142,15 +170,15 @@ impl<'a> Constrained<'a> {
         Constrained { solid, contacts: contacts.to_vec(), inverse }
     }
 
-    /// `points` followed by the contact points.
-    fn with_contacts(&self, points: &[Vec3]) -> Vec<Vec3> {
-        points.iter().copied().chain(self.contacts.iter().map(|(p, _)| *p)).collect()
+    /// `sites` followed by the contact points.
+    fn with_contacts(&self, sites: &[Site]) -> Vec<Site> {
+        sites.iter().copied().chain(self.contacts.iter().map(|(p, _)| Site::at(*p))).collect()
     }
 
     /// The loads at `all` ([`Constrained::with_contacts`] of the impulses' points): `impulses`
     /// followed by the reactions `-lambda n` at the contact points that cancel the normal
     /// velocity the impulses cause there.
-    fn loads(&self, all: &[Vec3], impulses: &[Vec3]) -> Vec<Vec3> {
+    fn loads(&self, all: &[Site], impulses: &[Vec3]) -> Vec<Vec3> {
         let mut loads: Vec<Vec3> = impulses.iter().copied().chain(std::iter::repeat_n(Vec3::zeros(), self.contacts.len())).collect();
         let mut changes = vec![Vec3::zeros(); all.len()];
         self.solid.impulse_response(all, &loads, &mut changes);
@@ -180,6 +208,10 @@ impl CoupledSolid for Constrained<'_> {
         self.solid.velocity_at(x)
     }
 
+    fn velocity_in(&self, site: &Site) -> Vec3 {
+        self.solid.velocity_in(site)
+    }
+
     fn is_sheet(&self) -> bool {
         self.solid.is_sheet()
     }
@@ -196,29 +228,29 @@ impl CoupledSolid for Constrained<'_> {
         self.solid.degrees_of_freedom()
     }
 
-    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
+    fn impulse_response(&self, sites: &[Site], impulses: &[Vec3], changes: &mut [Vec3]) {
         if self.contacts.is_empty() {
-            return self.solid.impulse_response(points, impulses, changes);
+            return self.solid.impulse_response(sites, impulses, changes);
         }
-        let all = self.with_contacts(points);
+        let all = self.with_contacts(sites);
         let loads = self.loads(&all, impulses);
         let mut all_changes = vec![Vec3::zeros(); all.len()];
         self.solid.impulse_response(&all, &loads, &mut all_changes);
-        changes.copy_from_slice(&all_changes[..points.len()]);
+        changes.copy_from_slice(&all_changes[..sites.len()]);
     }
 
-    fn impulse_diagonal(&self, points: &[Vec3], axes: &[usize], scale: Real) -> Vec<Real> {
+    fn impulse_diagonal(&self, sites: &[Site], axes: &[usize], scale: Real) -> Vec<Real> {
         if self.contacts.is_empty() {
-            return self.solid.impulse_diagonal(points, axes, scale);
+            return self.solid.impulse_diagonal(sites, axes, scale);
         }
-        diagonal_by_responses(self, points, axes, scale)
+        diagonal_by_responses(self, sites, axes, scale)
     }
 
-    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
+    fn apply_impulses(&mut self, sites: &[Site], impulses: &[Vec3]) {
         if self.contacts.is_empty() {
-            return self.solid.apply_impulses(points, impulses);
+            return self.solid.apply_impulses(sites, impulses);
         }
-        let all = self.with_contacts(points);
+        let all = self.with_contacts(sites);
         let loads = self.loads(&all, impulses);
         self.solid.apply_impulses(&all, &loads);
     }
@@ -240,10 +272,10 @@ mod tests {
         (body, corners.to_vec())
     }
 
-    fn random_impulses(seed: u64, count: usize) -> (Vec<Vec3>, Vec<Vec3>) {
+    fn random_impulses(seed: u64, count: usize) -> (Vec<Site>, Vec<Vec3>) {
         let mut rng = SplitMix64::keyed(&[seed]);
         let mut unit = || rng.next_unit();
-        let points = (0..count).map(|_| Vec3::new(0.4 * unit(), 0.1 * unit(), 0.2 * unit())).collect();
+        let points = (0..count).map(|_| Site::at(Vec3::new(0.4 * unit(), 0.1 * unit(), 0.2 * unit()))).collect();
         let impulses = (0..count).map(|_| Vec3::new(unit() - 0.5, unit() - 0.5, unit() - 0.5)).collect();
         (points, impulses)
     }
@@ -262,7 +294,7 @@ mod tests {
         assert!(dot(&a, &ka) > 0.0, "not positive: {}", dot(&a, &ka));
         // Where contact holds it, nothing moves: the corners keep their normal velocity.
         let mut with_corners = points.clone();
-        with_corners.extend(contacts.iter().map(|(p, _)| *p));
+        with_corners.extend(contacts.iter().map(|(p, _)| Site::at(*p)));
         let mut loads = a.clone();
         loads.extend([Vec3::zeros(); 4]);
         let mut changes = vec![Vec3::zeros(); 10];
@@ -272,7 +304,7 @@ mod tests {
             assert!(c.dot(n).abs() <= 1e-12 * scale, "a corner moves along its normal at {}", c.dot(n));
         }
         // Along the floor it is free: a push through its centre moves it as it moves the box alone.
-        let centre = [Vec3::new(0.2, 0.05, 0.1)];
+        let centre = [Site::at(Vec3::new(0.2, 0.05, 0.1))];
         let push = [Vec3::new(1.0, 0.0, 0.5)];
         let (mut constrained, mut free) = ([Vec3::zeros()], [Vec3::zeros()]);
         held.impulse_response(&centre, &push, &mut constrained);
@@ -309,13 +341,13 @@ mod tests {
     fn impulses_on_a_held_solid_change_its_velocity_as_its_response_says() {
         let (mut body, contacts) = resting_box();
         let (points, impulses) = random_impulses(3, 5);
-        let before: Vec<Vec3> = points.iter().map(|p| body.velocity_at(p)).collect();
+        let before: Vec<Vec3> = points.iter().map(|p| body.velocity_at(&p.point)).collect();
         let mut expected = vec![Vec3::zeros(); 5];
         let mut held = Constrained::new(&mut body, &contacts);
         held.impulse_response(&points, &impulses, &mut expected);
         held.apply_impulses(&points, &impulses);
         for ((p, v0), e) in points.iter().zip(before).zip(expected) {
-            let change = body.velocity_at(p) - v0;
+            let change = body.velocity_at(&p.point) - v0;
             assert!((change - e).norm() <= 1e-12 * e.norm().max(1e-12), "{change:?} vs {e:?}");
         }
     }

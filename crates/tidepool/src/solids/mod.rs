@@ -16,7 +16,7 @@ pub mod reduced;
 pub mod rigid;
 mod static_solids;
 
-pub use coupled::{diagonal_by_responses, Constrained, CoupledSolid};
+pub use coupled::{diagonal_by_responses, Constrained, CoupledSolid, Site};
 pub use static_solids::{Boundary, StaticSolids};
 
 use crate::geometry::TriMesh;

@@ -38,7 +38,7 @@ use crate::geometry::TriMesh;
 use crate::grid::marching_cubes::marching_cubes;
 use crate::grid::Array3;
 use crate::math::{Quat, Real, Vec3};
-use crate::solids::CoupledSolid;
+use crate::solids::{CoupledSolid, Site};
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -616,8 +616,8 @@ impl CoupledSolid for Articulated {
     }
 
     /// `J K J^T` with the joints' impulses solved for: `K f - K B^T U (U^T a33 U)^-1 U^T B K f`.
-    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
-        let bindings = self.bindings(points);
+    fn impulse_response(&self, sites: &[Site], impulses: &[Vec3], changes: &mut [Vec3]) {
+        let bindings = self.bindings(&sites.iter().map(|s| s.point).collect::<Vec<_>>());
         let (responses, _) = self.response_with_joints(&bindings, impulses);
         changes.fill(Vec3::zeros());
         for (bound, r) in bindings.iter().zip(responses) {
@@ -632,8 +632,8 @@ impl CoupledSolid for Articulated {
         self.bodies.iter().map(|b| b.degrees_of_freedom()).sum()
     }
 
-    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
-        let bindings = self.bindings(points);
+    fn apply_impulses(&mut self, sites: &[Site], impulses: &[Vec3]) {
+        let bindings = self.bindings(&sites.iter().map(|s| s.point).collect::<Vec<_>>());
         let (_, reaction) = self.response_with_joints(&bindings, impulses);
         let joint_sources = if self.joints.is_empty() { vec![Vec::new(); self.bodies.len()] } else { self.joint_sources(&self.joint_points(), &reaction) };
         for ((body, bound), joint) in self.bodies.iter_mut().zip(bindings.iter()).zip(joint_sources) {
@@ -738,12 +738,13 @@ mod tests {
             assert!(lowest > -1e-10 * scale, "eq. 49's solid block has eigenvalue {lowest}");
             let (kff, kfa) = (full.view((0, 0), (n, n)), full.view((0, n), (n, m)));
             let schur = kff - kfa * a.system.inverse.clone() * kfa.transpose();
+            let sites: Vec<Site> = points.iter().map(|x| Site::at(*x)).collect();
             let mut response = DMatrix::zeros(n, n);
             for col in 0..n {
                 let mut impulses = vec![Vec3::zeros(); points.len()];
                 impulses[col / 3][col % 3] = 1.0;
                 let mut changes = vec![Vec3::zeros(); points.len()];
-                a.impulse_response(&points, &impulses, &mut changes);
+                a.impulse_response(&sites, &impulses, &mut changes);
                 for (row, v) in changes.iter().flat_map(|v| v.iter()).enumerate() {
                     response[(row, col)] = *v;
                 }
@@ -752,7 +753,7 @@ mod tests {
             assert!((&response - response.transpose()).amax() < 1e-10 * scale);
             assert!(SymmetricEigen::new(response).eigenvalues.min() > -1e-10 * scale);
             let before = a.joint_velocities();
-            a.apply_impulses(&points, &random(points.len(), 5));
+            a.apply_impulses(&sites, &random(points.len(), 5));
             let moved = a.constrained_directions().transpose() * (a.joint_velocities() - before);
             assert!(moved.amax() < 1e-10, "impulses moved the joints apart");
         }

@@ -16,7 +16,7 @@ use crate::geometry::{Shape, TetMesh, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
 use crate::solids::rigid::Material;
-use crate::solids::CoupledSolid;
+use crate::solids::{CoupledSolid, Site};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -689,8 +689,9 @@ impl CoupledSolid for ReducedBody {
 
     /// `W J K_lambda J^T W^T` (eq. 42–43): impulses spread to the particles, their response,
     /// interpolated back.
-    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
-        let material = self.material_points(points);
+    fn impulse_response(&self, sites: &[Site], impulses: &[Vec3], changes: &mut [Vec3]) {
+        let points: Vec<Vec3> = sites.iter().map(|s| s.point).collect();
+        let material = self.material_points(&points);
         let sources: Vec<(MaterialPoint, Vec3)> = material.iter().copied().zip(impulses.iter().copied()).collect();
         changes.copy_from_slice(&self.point_response(&sources, &material, false));
     }
@@ -700,8 +701,9 @@ impl CoupledSolid for ReducedBody {
         6 + self.model.modes.len()
     }
 
-    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
-        let lambda = self.particle_impulses(self.material_points(points).into_iter().zip(impulses.iter().copied()));
+    fn apply_impulses(&mut self, sites: &[Site], impulses: &[Vec3]) {
+        let points: Vec<Vec3> = sites.iter().map(|s| s.point).collect();
+        let lambda = self.particle_impulses(self.material_points(&points).into_iter().zip(impulses.iter().copied()));
         self.apply_particle_impulses(&lambda);
     }
 }
@@ -942,10 +944,11 @@ mod tests {
             let points: Vec<Vec3> = (0..5)
                 .map(|_| body.position + body.orientation * Vec3::new(0.3 * (rng.next_unit() - 0.5), 0.15 * (rng.next_unit() - 0.5), 0.06 * (rng.next_unit() - 0.5)))
                 .collect();
+            let sites: Vec<Site> = points.iter().map(|x| Site::at(*x)).collect();
             let (a, b) = (random_impulses(5, 1), random_impulses(5, 2));
             let response = |j: &[Vec3]| {
                 let mut out = vec![Vec3::zeros(); 5];
-                body.impulse_response(&points, j, &mut out);
+                body.impulse_response(&sites, j, &mut out);
                 out
             };
             let dot = |u: &[Vec3], v: &[Vec3]| u.iter().zip(v).map(|(x, y)| x.dot(y)).sum::<Real>();
@@ -953,7 +956,7 @@ mod tests {
             assert!((dot(&a, &kb) - dot(&b, &ka)).abs() < 1e-12 * dot(&a, &ka).abs(), "K_lambda is not symmetric");
             assert!(dot(&a, &ka) > 0.0 && dot(&b, &kb) > 0.0);
             let before: Vec<Vec3> = points.iter().map(|x| body.velocity_at(x)).collect();
-            body.apply_impulses(&points, &a);
+            body.apply_impulses(&sites, &a);
             for ((x, v0), k) in points.iter().zip(&before).zip(&ka) {
                 assert!((body.velocity_at(x) - v0 - k).norm() < 1e-10 * k.norm(), "predicted {k:?}, got {:?}", body.velocity_at(x) - v0);
             }

@@ -3,7 +3,7 @@
 use crate::geometry::{Shape, TriMesh};
 use crate::math::{Mat3, Quat, Real, Vec3};
 use crate::solids::contact::{ContactBody, Distance};
-use crate::solids::CoupledSolid;
+use crate::solids::{CoupledSolid, Site};
 
 /// How a body moves (the scene's `kind`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -359,16 +359,16 @@ impl CoupledSolid for RigidBody {
         self.point_velocity(x)
     }
 
-    fn impulse_response(&self, points: &[Vec3], impulses: &[Vec3], changes: &mut [Vec3]) {
+    fn impulse_response(&self, sites: &[Site], impulses: &[Vec3], changes: &mut [Vec3]) {
         if !self.is_dynamic() {
             changes.fill(Vec3::zeros());
             return;
         }
         let total: Vec3 = impulses.iter().sum();
-        let torque: Vec3 = points.iter().zip(impulses).map(|(x, j)| (x - self.position).cross(j)).sum();
+        let torque: Vec3 = sites.iter().zip(impulses).map(|(s, j)| (s.point - self.position).cross(j)).sum();
         let (dv, dw) = (total / self.mass, self.inverse_inertia() * torque);
-        for (change, x) in changes.iter_mut().zip(points) {
-            *change = dv + dw.cross(&(x - self.position));
+        for (change, s) in changes.iter_mut().zip(sites) {
+            *change = dv + dw.cross(&(s.point - self.position));
         }
     }
 
@@ -380,9 +380,9 @@ impl CoupledSolid for RigidBody {
         }
     }
 
-    fn apply_impulses(&mut self, points: &[Vec3], impulses: &[Vec3]) {
-        for (x, j) in points.iter().zip(impulses) {
-            self.apply_impulse(j, x);
+    fn apply_impulses(&mut self, sites: &[Site], impulses: &[Vec3]) {
+        for (s, j) in sites.iter().zip(impulses) {
+            self.apply_impulse(j, &s.point);
         }
     }
 }
