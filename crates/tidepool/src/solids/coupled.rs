@@ -10,8 +10,11 @@ use rayon::prelude::*;
 /// a viscous link) is a site whose cell is that point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Site {
+    /// Where the impulse acts on a solid that answers at a point (m).
     pub point: Vec3,
+    /// The dual cell's centre, the face's position (m).
     pub centre: Vec3,
+    /// Half the dual cell's side (m): `dx/2`, or 0 for a point alone.
     pub half: Real,
 }
 
