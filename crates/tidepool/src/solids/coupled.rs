@@ -24,6 +24,11 @@ impl Site {
         Site { point, centre: point, half: 0.0 }
     }
 
+    /// The sites' points.
+    pub fn points(sites: &[Site]) -> Vec<Vec3> {
+        sites.iter().map(|s| s.point).collect()
+    }
+
     /// The dual cell's corners.
     pub fn cell(&self) -> (Vec3, Vec3) {
         (self.centre - Vec3::repeat(self.half), self.centre + Vec3::repeat(self.half))

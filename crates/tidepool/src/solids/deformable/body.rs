@@ -191,7 +191,7 @@ struct Deformed {
     /// The volume the surface encloses (a volume's; unused for a sheet).
     enclosed: Real,
     /// Surface points found so far, by their sites' bits.
-    found: Mutex<HashMap<[u64; 7], SurfacePoint>>,
+    found: Mutex<HashMap<[u64; 7], Arc<SurfacePoint>>>,
 }
 
 /// The surface where the body is now, built on first use after it moves; and the last surface
@@ -732,7 +732,7 @@ impl DeformableBody {
     /// ball of the water's density in still water held three times the elastic energy, and a
     /// sinking bag of cloth lost 5.7% of its water in a second instead of keeping it within 1%;
     /// docs/methods/deformable.md.)
-    fn surface_point(&self, site: &Site) -> SurfacePoint {
+    fn surface_point(&self, site: &Site) -> Arc<SurfacePoint> {
         let deformed = self.deformed();
         let mut key = [0; 7];
         for a in 0..3 {
@@ -740,7 +740,7 @@ impl DeformableBody {
         }
         key[6] = site.half.to_bits();
         if let Some(p) = deformed.found.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return p.clone();
+            return Arc::clone(p);
         }
         let surface = &self.model.surface;
         let corners = |t: usize| surface.triangles[t].map(|v| &surface.vertices[v as usize]);
@@ -759,7 +759,8 @@ impl DeformableBody {
             let (_, triangle, weights) = deformed.distance.nearest(&site.point);
             p = SurfacePoint::on(corners(triangle), weights);
         }
-        deformed.found.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
+        let p = Arc::new(p);
+        deformed.found.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Arc::clone(&p));
         p
     }
 
@@ -770,7 +771,7 @@ impl DeformableBody {
 
     /// Applies impulses `impulses` at surface points `at` (each spread with its weights), the
     /// bones' share in one kick.
-    fn push(&mut self, at: &[SurfacePoint], impulses: &[Vec3]) {
+    fn push(&mut self, at: &[Arc<SurfacePoint>], impulses: &[Vec3]) {
         let mut velocities = std::mem::take(&mut self.velocities);
         let rates = self.add_response(at, impulses, &mut velocities);
         self.velocities = velocities;
@@ -784,7 +785,7 @@ impl DeformableBody {
     /// Adds to `v` the particles' velocity changes `K W^T j` that impulses `impulses` at
     /// surface points `at` cause (the free particles' `w j / m`, the bound ones' their bones'
     /// motion); returns the skeleton's rate changes (none without one).
-    fn add_response(&self, at: &[SurfacePoint], impulses: &[Vec3], v: &mut [Vec3]) -> Vec<Real> {
+    fn add_response(&self, at: &[Arc<SurfacePoint>], impulses: &[Vec3], v: &mut [Vec3]) -> Vec<Real> {
         for (p, j) in at.iter().zip(impulses) {
             for (i, w) in p.carriers() {
                 v[i] += w * self.inverse_mass(i) * j;
@@ -825,7 +826,7 @@ impl DeformableBody {
     /// carries the inside with it, as it holds up a rigid body (with the projection only in
     /// the body's own step, a ball of the water's density sagged inside its surface and sank:
     /// 7.5 m/s^2 at first).
-    fn kicked(&self, at: &[SurfacePoint], impulses: &[Vec3]) -> DeformableBody {
+    fn kicked(&self, at: &[Arc<SurfacePoint>], impulses: &[Vec3]) -> DeformableBody {
         if let (Some(_), Elements::Volume(tets)) = (&self.incompressible, &self.model.elements) {
             self.pressure_factor(tets);
         }
@@ -874,7 +875,7 @@ impl CoupledSolid for DeformableBody {
     /// `W K W^T`: the impulses spread over their sites' particles, the particles' velocity
     /// changes interpolated back ([`DeformableBody::kicked`]).
     fn impulse_response(&self, sites: &[Site], impulses: &[Vec3], changes: &mut [Vec3]) {
-        let surface: Vec<SurfacePoint> = sites.iter().map(|s| self.surface_point(s)).collect();
+        let surface: Vec<Arc<SurfacePoint>> = sites.iter().map(|s| self.surface_point(s)).collect();
         let change = self.kicked(&surface, impulses);
         for (c, p) in changes.iter_mut().zip(&surface) {
             *c = change.velocity_of(p);
@@ -930,7 +931,7 @@ impl CoupledSolid for DeformableBody {
     }
 
     fn apply_impulses(&mut self, sites: &[Site], impulses: &[Vec3]) {
-        let surface: Vec<SurfacePoint> = sites.iter().map(|s| self.surface_point(s)).collect();
+        let surface: Vec<Arc<SurfacePoint>> = sites.iter().map(|s| self.surface_point(s)).collect();
         let change = self.kicked(&surface, impulses).solve_state();
         let state: Vec<Real> = self.solve_state().iter().zip(change).map(|(v, dv)| v + dv).collect();
         self.set_solve_state(&state);

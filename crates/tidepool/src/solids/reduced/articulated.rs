@@ -617,7 +617,7 @@ impl CoupledSolid for Articulated {
 
     /// `J K J^T` with the joints' impulses solved for: `K f - K B^T U (U^T a33 U)^-1 U^T B K f`.
     fn impulse_response(&self, sites: &[Site], impulses: &[Vec3], changes: &mut [Vec3]) {
-        let bindings = self.bindings(&sites.iter().map(|s| s.point).collect::<Vec<_>>());
+        let bindings = self.bindings(&Site::points(sites));
         let (responses, _) = self.response_with_joints(&bindings, impulses);
         changes.fill(Vec3::zeros());
         for (bound, r) in bindings.iter().zip(responses) {
@@ -633,7 +633,7 @@ impl CoupledSolid for Articulated {
     }
 
     fn apply_impulses(&mut self, sites: &[Site], impulses: &[Vec3]) {
-        let bindings = self.bindings(&sites.iter().map(|s| s.point).collect::<Vec<_>>());
+        let bindings = self.bindings(&Site::points(sites));
         let (_, reaction) = self.response_with_joints(&bindings, impulses);
         let joint_sources = if self.joints.is_empty() { vec![Vec::new(); self.bodies.len()] } else { self.joint_sources(&self.joint_points(), &reaction) };
         for ((body, bound), joint) in self.bodies.iter_mut().zip(bindings.iter()).zip(joint_sources) {

@@ -690,7 +690,7 @@ impl CoupledSolid for ReducedBody {
     /// `W J K_lambda J^T W^T` (eq. 42–43): impulses spread to the particles, their response,
     /// interpolated back.
     fn impulse_response(&self, sites: &[Site], impulses: &[Vec3], changes: &mut [Vec3]) {
-        let points: Vec<Vec3> = sites.iter().map(|s| s.point).collect();
+        let points = Site::points(sites);
         let material = self.material_points(&points);
         let sources: Vec<(MaterialPoint, Vec3)> = material.iter().copied().zip(impulses.iter().copied()).collect();
         changes.copy_from_slice(&self.point_response(&sources, &material, false));
@@ -702,7 +702,7 @@ impl CoupledSolid for ReducedBody {
     }
 
     fn apply_impulses(&mut self, sites: &[Site], impulses: &[Vec3]) {
-        let points: Vec<Vec3> = sites.iter().map(|s| s.point).collect();
+        let points = Site::points(sites);
         let lambda = self.particle_impulses(self.material_points(&points).into_iter().zip(impulses.iter().copied()));
         self.apply_particle_impulses(&lambda);
     }
